@@ -1,0 +1,331 @@
+// The bit-packed bucket table: where fingerprints live in memory. Owns the
+// bucket layout (slots per bucket, fingerprint width, semi-sorting), the
+// little-endian bit packing, and bucket reads and writes. A read-only view
+// works over memory it does not own (a RocksDB filter block, unaligned); the
+// mutable table owns its bytes.
+//
+// Layout
+// ------
+// Bucket i occupies bits [i * B, (i + 1) * B) of a little-endian bit string
+// (bit k is bit k % 8 of byte k / 8), where B is the bucket width:
+//   * plain buckets: b slots of f bits, slot s at bits [s f, (s + 1) f);
+//     an empty slot holds 0;
+//   * semi-sorted buckets (b = 4 only): a 12-bit code of the four sorted
+//     high nibbles (see semi_sort.h), then the four (f - 4)-bit low parts in
+//     the same order. B = 4 (f - 1).
+// The bytes are followed by kTablePaddingBytes of zeros, so that every read is
+// one unaligned 8-byte load that never leaves the buffer: a field starting in
+// the last data byte still has 7 readable bytes after it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuckoo/hashing.h"
+#include "cuckoo/semi_sort.h"
+
+namespace cuckoo {
+
+inline constexpr size_t kTablePaddingBytes = 7;
+inline constexpr int kMaxBucketSize = 8;
+
+// Shape of one bucket.
+struct BucketLayout {
+  int bucket_size = 4;        // slots per bucket: 2, 4 or 8
+  int fingerprint_bits = 12;  // 4..32
+  bool semi_sorted = false;   // only with bucket_size 4
+
+  int BitsPerBucket() const {
+    return semi_sorted ? 4 * (fingerprint_bits - 1)
+                       : bucket_size * fingerprint_bits;
+  }
+  double BitsPerSlot() const {
+    return static_cast<double>(BitsPerBucket()) / bucket_size;
+  }
+
+  // Empty string when valid, otherwise what is wrong.
+  std::string Validate() const {
+    if (bucket_size != 2 && bucket_size != 4 && bucket_size != 8) {
+      return "bucket size " + std::to_string(bucket_size) +
+             " is not one of 2, 4, 8";
+    }
+    if (fingerprint_bits < kMinFingerprintBits ||
+        fingerprint_bits > kMaxFingerprintBits) {
+      return "fingerprint width " + std::to_string(fingerprint_bits) +
+             " bits is outside [" + std::to_string(kMinFingerprintBits) + ", " +
+             std::to_string(kMaxFingerprintBits) + "]";
+    }
+    if (semi_sorted && bucket_size != 4) {
+      return "semi-sorting needs 4 slots per bucket, not " +
+             std::to_string(bucket_size);
+    }
+    return "";
+  }
+
+  bool operator==(const BucketLayout& other) const {
+    return bucket_size == other.bucket_size &&
+           fingerprint_bits == other.fingerprint_bits &&
+           semi_sorted == other.semi_sorted;
+  }
+};
+
+// Bytes of table data (without padding) for num_buckets buckets.
+inline uint64_t TableDataBytes(const BucketLayout& layout,
+                               uint64_t num_buckets) {
+  return (num_buckets * static_cast<uint64_t>(layout.BitsPerBucket()) + 7) / 8;
+}
+
+namespace bits {
+
+inline uint64_t Mask(int width) {
+  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
+
+inline uint64_t LoadLittleEndian64(const uint8_t* p) {
+  uint64_t value;
+  std::memcpy(&value, p, sizeof(value));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  value = __builtin_bswap64(value);
+#endif
+  return value;
+}
+
+inline void StoreLittleEndian64(uint8_t* p, uint64_t value) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  value = __builtin_bswap64(value);
+#endif
+  std::memcpy(p, &value, sizeof(value));
+}
+
+// Reads `width` <= 57 bits starting at bit `position`.
+inline uint64_t Read(const uint8_t* data, uint64_t position, int width) {
+  return (LoadLittleEndian64(data + (position >> 3)) >> (position & 7)) &
+         Mask(width);
+}
+
+// Writes the low `width` <= 57 bits of `value` at bit `position`.
+inline void Write(uint8_t* data, uint64_t position, int width, uint64_t value) {
+  uint8_t* p = data + (position >> 3);
+  int shift = static_cast<int>(position & 7);
+  uint64_t mask = Mask(width) << shift;
+  uint64_t word = LoadLittleEndian64(p);
+  word = (word & ~mask) | ((value << shift) & mask);
+  StoreLittleEndian64(p, word);
+}
+
+}  // namespace bits
+
+// Read-only access to a packed table in memory the view does not own. The
+// memory must hold TableDataBytes(layout, num_buckets) + kTablePaddingBytes
+// bytes; it may be unaligned. Thread-safe for concurrent readers.
+class BucketTableView {
+ public:
+  BucketTableView() = default;
+  BucketTableView(const BucketLayout& layout, uint32_t num_buckets,
+                  const uint8_t* data)
+      : data_(data),
+        num_buckets_(num_buckets),
+        bucket_size_(layout.bucket_size),
+        fingerprint_bits_(layout.fingerprint_bits),
+        semi_sorted_(layout.semi_sorted),
+        bits_per_bucket_(layout.BitsPerBucket()),
+        low_bits_(layout.fingerprint_bits - semi_sort::kNibbleBits) {
+    // Constants for the word-parallel slot comparison of plain buckets: one
+    // set bit at the bottom (lane_ones_) and at the top (lane_tops_) of each
+    // f-bit lane.
+    for (int slot = 0; slot < bucket_size_ && !semi_sorted_; ++slot) {
+      if (bits_per_bucket_ <= 57) {
+        lane_ones_ |= uint64_t{1} << (slot * fingerprint_bits_);
+      }
+    }
+    lane_tops_ = lane_ones_ << (fingerprint_bits_ - 1);
+  }
+
+  BucketLayout layout() const {
+    return BucketLayout{bucket_size_, fingerprint_bits_, semi_sorted_};
+  }
+  uint32_t num_buckets() const { return num_buckets_; }
+  int bucket_size() const { return bucket_size_; }
+  const uint8_t* data() const { return data_; }
+
+  // Address of the first byte of a bucket, for prefetching.
+  const uint8_t* BucketAddress(uint32_t bucket) const {
+    return data_ + ((static_cast<uint64_t>(bucket) * bits_per_bucket_) >> 3);
+  }
+
+  // Copies the bucket's fingerprints to out[0, bucket_size); 0 is empty.
+  // Semi-sorted buckets come out in ascending order.
+  void ReadBucket(uint32_t bucket, uint32_t* out) const {
+    uint64_t position = static_cast<uint64_t>(bucket) * bits_per_bucket_;
+    if (semi_sorted_) {
+      uint32_t nibbles = semi_sort::DecodeNibbles(static_cast<uint32_t>(
+          bits::Read(data_, position, semi_sort::kCodeBits)));
+      position += semi_sort::kCodeBits;
+      for (int slot = 0; slot < 4; ++slot) {
+        // With 4-bit fingerprints there are no low parts, and reading zero
+        // bits at the very end of the table would touch the byte past it.
+        uint32_t low =
+            low_bits_ == 0
+                ? 0
+                : static_cast<uint32_t>(bits::Read(
+                      data_, position + slot * low_bits_, low_bits_));
+        out[slot] = (((nibbles >> (4 * slot)) & 0xF) << low_bits_) | low;
+      }
+      return;
+    }
+    for (int slot = 0; slot < bucket_size_; ++slot) {
+      out[slot] = static_cast<uint32_t>(bits::Read(
+          data_, position + slot * fingerprint_bits_, fingerprint_bits_));
+    }
+  }
+
+  // Whether any slot of the bucket holds `fingerprint` (nonzero).
+  bool BucketContains(uint32_t bucket, uint32_t fingerprint) const {
+    uint64_t position = static_cast<uint64_t>(bucket) * bits_per_bucket_;
+    if (lane_ones_ != 0) {
+      // Plain bucket in one word: XOR makes matching lanes zero; a lane is
+      // zero iff adding (2^(f-1) - 1) to its low f-1 bits leaves its top bit
+      // clear and its own top bit is clear. Exact, no carries across lanes.
+      uint64_t word = bits::Read(data_, position, bits_per_bucket_) ^
+                      (fingerprint * lane_ones_);
+      uint64_t low_mask = lane_tops_ - lane_ones_;
+      return (~(((word & low_mask) + low_mask) | word) & lane_tops_) != 0;
+    }
+    if (semi_sorted_ && bits_per_bucket_ <= 57) {
+      uint64_t word = bits::Read(data_, position, bits_per_bucket_);
+      uint32_t nibbles = semi_sort::DecodeNibbles(
+          static_cast<uint32_t>(word & ((1u << semi_sort::kCodeBits) - 1)));
+      uint64_t lows = word >> semi_sort::kCodeBits;
+      uint32_t want_nibble = fingerprint >> low_bits_;
+      uint64_t low_mask = bits::Mask(low_bits_);
+      uint64_t want_low = fingerprint & low_mask;
+      bool found = false;
+      for (int slot = 0; slot < 4; ++slot) {
+        found |= (((nibbles >> (4 * slot)) & 0xF) == want_nibble) &
+                 (((lows >> (slot * low_bits_)) & low_mask) == want_low);
+      }
+      return found;
+    }
+    uint32_t slots[kMaxBucketSize];
+    ReadBucket(bucket, slots);
+    bool found = false;
+    for (int slot = 0; slot < bucket_size_; ++slot) {
+      found |= slots[slot] == fingerprint;
+    }
+    return found;
+  }
+
+  // Number of slots of the bucket holding `fingerprint`.
+  int CountInBucket(uint32_t bucket, uint32_t fingerprint) const {
+    uint32_t slots[kMaxBucketSize];
+    ReadBucket(bucket, slots);
+    int count = 0;
+    for (int slot = 0; slot < bucket_size_; ++slot) {
+      count += slots[slot] == fingerprint;
+    }
+    return count;
+  }
+
+  // Number of nonempty slots of the bucket.
+  int Occupancy(uint32_t bucket) const {
+    uint32_t slots[kMaxBucketSize];
+    ReadBucket(bucket, slots);
+    int count = 0;
+    for (int slot = 0; slot < bucket_size_; ++slot) {
+      count += slots[slot] != 0;
+    }
+    return count;
+  }
+
+  // For validation of untrusted data: whether the semi-sort code of a bucket
+  // is one that an encoder can produce. Always true for plain buckets.
+  bool HasValidCode(uint32_t bucket) const {
+    if (!semi_sorted_) return true;
+    uint64_t position = static_cast<uint64_t>(bucket) * bits_per_bucket_;
+    return bits::Read(data_, position, semi_sort::kCodeBits) <
+           semi_sort::kNumCodes;
+  }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  uint32_t num_buckets_ = 0;
+  int bucket_size_ = 4;
+  int fingerprint_bits_ = 12;
+  bool semi_sorted_ = false;
+  int bits_per_bucket_ = 48;
+  int low_bits_ = 8;
+  uint64_t lane_ones_ = 0;
+  uint64_t lane_tops_ = 0;
+};
+
+// A packed table that owns its bytes (data plus zero padding).
+class BucketTable {
+ public:
+  BucketTable(const BucketLayout& layout, uint32_t num_buckets)
+      : layout_(layout),
+        bytes_(TableDataBytes(layout, num_buckets) + kTablePaddingBytes, 0),
+        view_(layout, num_buckets, bytes_.data()) {}
+
+  BucketTable(const BucketTable& other)
+      : layout_(other.layout_),
+        bytes_(other.bytes_),
+        view_(layout_, other.view_.num_buckets(), bytes_.data()) {}
+  BucketTable& operator=(const BucketTable& other) {
+    if (this != &other) {
+      layout_ = other.layout_;
+      bytes_ = other.bytes_;
+      view_ =
+          BucketTableView(layout_, other.view_.num_buckets(), bytes_.data());
+    }
+    return *this;
+  }
+  // Moving a std::vector keeps its buffer, so the view stays valid.
+  BucketTable(BucketTable&&) noexcept = default;
+  BucketTable& operator=(BucketTable&&) noexcept = default;
+
+  const BucketTableView& view() const { return view_; }
+  const BucketLayout& layout() const { return layout_; }
+  uint32_t num_buckets() const { return view_.num_buckets(); }
+  // Data and padding, as stored.
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+  std::vector<uint8_t>& mutable_bytes() { return bytes_; }
+
+  void Clear() { std::fill(bytes_.begin(), bytes_.end(), 0); }
+
+  // Stores fingerprints in[0, bucket_size) (0 = empty) into the bucket.
+  // Semi-sorted buckets are stored sorted, so slot order is not preserved.
+  void WriteBucket(uint32_t bucket, const uint32_t* in) {
+    const int fingerprint_bits = layout_.fingerprint_bits;
+    uint64_t position = static_cast<uint64_t>(bucket) * layout_.BitsPerBucket();
+    uint8_t* data = bytes_.data();
+    if (layout_.semi_sorted) {
+      uint32_t sorted[4] = {in[0], in[1], in[2], in[3]};
+      std::sort(sorted, sorted + 4);
+      const int low_bits = fingerprint_bits - semi_sort::kNibbleBits;
+      uint32_t code = semi_sort::EncodeSortedNibbles(
+          sorted[0] >> low_bits, sorted[1] >> low_bits, sorted[2] >> low_bits,
+          sorted[3] >> low_bits);
+      bits::Write(data, position, semi_sort::kCodeBits, code);
+      position += semi_sort::kCodeBits;
+      for (int slot = 0; slot < 4 && low_bits > 0; ++slot) {
+        bits::Write(data, position + slot * low_bits, low_bits,
+                    sorted[slot] & bits::Mask(low_bits));
+      }
+      return;
+    }
+    for (int slot = 0; slot < layout_.bucket_size; ++slot) {
+      bits::Write(data, position + slot * fingerprint_bits, fingerprint_bits,
+                  in[slot]);
+    }
+  }
+
+ private:
+  BucketLayout layout_;
+  std::vector<uint8_t> bytes_;
+  BucketTableView view_;
+};
+
+}  // namespace cuckoo

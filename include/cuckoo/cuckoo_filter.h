@@ -1,0 +1,360 @@
+// The dynamic cuckoo filter: an approximate multiset of 64-bit key hashes with
+// insert, lookup, delete and count, a bounded kick-out walk, a victim stash,
+// statistics, and a checksummed serialization. Not thread-safe; see
+// concurrent_cuckoo_filter.h for a locked wrapper.
+//
+// Insertion and the stash
+// -----------------------
+// A new fingerprint goes to whichever of its two buckets has a free slot. When
+// both are full, the walk evicts a fingerprint chosen by a seeded generator,
+// puts the homeless one in its place, and carries the evicted one to its own
+// other bucket, at most max_kicks times. If the walk ends without a free slot,
+// one fingerprint is still homeless, and it is usually not the new key's: it
+// is a key stored earlier. Dropping it (as several libraries do) makes that
+// key a false negative. Here it goes into a small stash, searched by every
+// lookup. When the stash is full too, the walk is undone step by step, so the
+// table is exactly as before, and Insert reports kFull: the new key was not
+// stored and no stored key was lost. Erasing keys frees slots; stash entries
+// move back into the table as soon as one of their buckets has room.
+//
+// Duplicates
+// ----------
+// Inserting the same key k times stores k copies (up to 2b + stash entries);
+// Count reports them and each Erase removes one. Two different keys whose
+// fingerprints and bucket pairs coincide are indistinguishable: that is the
+// false-positive event, and Erase of a key that was never inserted may remove
+// such a twin. Only erase keys that were inserted.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuckoo/bucket_table.h"
+#include "cuckoo/hashing.h"
+
+namespace cuckoo {
+
+struct CuckooFilterOptions {
+  BucketLayout layout;
+  // Longest kick-out walk of one Insert.
+  uint32_t max_kicks = 500;
+  // Homeless fingerprints kept outside the table; at least 1.
+  uint32_t stash_capacity = 4;
+  // Seeds the generator that picks victims: same seed, same operations, same
+  // filter.
+  uint64_t seed = 0x5EEDC0C0u;
+};
+
+enum class InsertResult { kOk, kFull };
+
+struct CuckooFilterStats {
+  // bucket_occupancy[k] = number of buckets holding k fingerprints.
+  std::vector<uint64_t> bucket_occupancy;
+  uint64_t empty_buckets = 0;
+  uint64_t full_buckets = 0;
+  int max_bucket_fill = 0;
+  uint64_t total_kicks = 0;     // evictions performed by all walks
+  uint64_t failed_inserts = 0;  // Insert calls that returned kFull
+  uint32_t stash_size = 0;
+  uint32_t stash_capacity = 0;
+  uint32_t peak_stash_size = 0;
+};
+
+class CuckooFilter {
+ public:
+  // A filter of num_buckets buckets (rounded up to an even count). Throws
+  // std::invalid_argument for an invalid layout or zero stash capacity.
+  explicit CuckooFilter(uint64_t num_buckets,
+                        const CuckooFilterOptions& options = {})
+      : options_(CheckedOptions(options)),
+        hashing_(static_cast<uint32_t>(ValidBucketCount(num_buckets)),
+                 options.layout.fingerprint_bits),
+        table_(options.layout, hashing_.num_buckets()),
+        rng_state_(options.seed) {}
+
+  const CuckooFilterOptions& options() const { return options_; }
+  const BucketLayout& layout() const { return options_.layout; }
+  uint32_t NumBuckets() const { return hashing_.num_buckets(); }
+
+  InsertResult Insert(uint64_t hash) {
+    const uint32_t fingerprint = hashing_.Fingerprint(hash);
+    const uint32_t bucket = hashing_.PrimaryBucket(hash);
+    if (TryAddToBucket(bucket, fingerprint) ||
+        TryAddToBucket(hashing_.AltBucket(bucket, fingerprint), fingerprint)) {
+      ++num_items_;
+      return InsertResult::kOk;
+    }
+    return KickOut(bucket, fingerprint);
+  }
+
+  bool Contains(uint64_t hash) const {
+    const uint32_t fingerprint = hashing_.Fingerprint(hash);
+    const uint32_t bucket = hashing_.PrimaryBucket(hash);
+    const BucketTableView& view = table_.view();
+    return view.BucketContains(bucket, fingerprint) ||
+           view.BucketContains(hashing_.AltBucket(bucket, fingerprint),
+                               fingerprint) ||
+           (!stash_.empty() && StashCount(bucket, fingerprint) > 0);
+  }
+
+  // Batched lookup: prefetches both buckets of every key before probing.
+  void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
+    constexpr size_t kChunk = 32;
+    uint32_t buckets[kChunk];
+    uint32_t fingerprints[kChunk];
+    for (size_t begin = 0; begin < count; begin += kChunk) {
+      const size_t n = std::min(kChunk, count - begin);
+      for (size_t i = 0; i < n; ++i) {
+        fingerprints[i] = hashing_.Fingerprint(hashes[begin + i]);
+        buckets[i] = hashing_.PrimaryBucket(hashes[begin + i]);
+        __builtin_prefetch(table_.view().BucketAddress(buckets[i]));
+        __builtin_prefetch(table_.view().BucketAddress(
+            hashing_.AltBucket(buckets[i], fingerprints[i])));
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const BucketTableView& view = table_.view();
+        out[begin + i] =
+            view.BucketContains(buckets[i], fingerprints[i]) ||
+            view.BucketContains(hashing_.AltBucket(buckets[i], fingerprints[i]),
+                                fingerprints[i]) ||
+            (!stash_.empty() && StashCount(buckets[i], fingerprints[i]) > 0);
+      }
+    }
+  }
+
+  // Removes one copy. Returns false when no copy was found.
+  bool Erase(uint64_t hash) {
+    const uint32_t fingerprint = hashing_.Fingerprint(hash);
+    const uint32_t bucket = hashing_.PrimaryBucket(hash);
+    const uint32_t alt = hashing_.AltBucket(bucket, fingerprint);
+    if (TryRemoveFromBucket(bucket, fingerprint) ||
+        TryRemoveFromBucket(alt, fingerprint)) {
+      --num_items_;
+      DrainStash();
+      return true;
+    }
+    for (size_t i = 0; i < stash_.size(); ++i) {
+      if (stash_[i].fingerprint == fingerprint &&
+          (stash_[i].bucket == bucket || stash_[i].bucket == alt)) {
+        stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
+        --num_items_;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Copies of the key's fingerprint in its two buckets and the stash.
+  uint32_t Count(uint64_t hash) const {
+    const uint32_t fingerprint = hashing_.Fingerprint(hash);
+    const uint32_t bucket = hashing_.PrimaryBucket(hash);
+    const BucketTableView& view = table_.view();
+    return static_cast<uint32_t>(
+        view.CountInBucket(bucket, fingerprint) +
+        view.CountInBucket(hashing_.AltBucket(bucket, fingerprint),
+                           fingerprint) +
+        StashCount(bucket, fingerprint));
+  }
+
+  uint64_t Size() const { return num_items_; }
+  // Slots in the table (the stash is extra).
+  uint64_t Capacity() const {
+    return static_cast<uint64_t>(NumBuckets()) * layout().bucket_size;
+  }
+  double LoadFactor() const {
+    return static_cast<double>(num_items_) / static_cast<double>(Capacity());
+  }
+  // Table bytes including padding, plus the stash.
+  size_t SizeInBytes() const {
+    return table_.bytes().size() + options_.stash_capacity * sizeof(StashEntry);
+  }
+  double BitsPerKey() const {
+    return num_items_ == 0 ? 0.0
+                           : 8.0 * static_cast<double>(SizeInBytes()) /
+                                 static_cast<double>(num_items_);
+  }
+
+  void Clear() {
+    table_.Clear();
+    stash_.clear();
+    num_items_ = 0;
+    total_kicks_ = failed_inserts_ = 0;
+    peak_stash_size_ = 0;
+    rng_state_ = options_.seed;
+  }
+
+  CuckooFilterStats Stats() const {
+    CuckooFilterStats stats;
+    const int b = layout().bucket_size;
+    stats.bucket_occupancy.assign(static_cast<size_t>(b) + 1, 0);
+    for (uint32_t bucket = 0; bucket < NumBuckets(); ++bucket) {
+      const int fill = table_.view().Occupancy(bucket);
+      ++stats.bucket_occupancy[static_cast<size_t>(fill)];
+      stats.max_bucket_fill = std::max(stats.max_bucket_fill, fill);
+    }
+    stats.empty_buckets = stats.bucket_occupancy[0];
+    stats.full_buckets = stats.bucket_occupancy[static_cast<size_t>(b)];
+    stats.total_kicks = total_kicks_;
+    stats.failed_inserts = failed_inserts_;
+    stats.stash_size = static_cast<uint32_t>(stash_.size());
+    stats.stash_capacity = options_.stash_capacity;
+    stats.peak_stash_size = peak_stash_size_;
+    return stats;
+  }
+
+  // Serialization: see the format description above Serialize's definition.
+  std::vector<uint8_t> Serialize() const;
+  // Parses a buffer written by Serialize. On any problem returns nullopt and
+  // says why in *error; never reads outside [data, data + size).
+  static std::optional<CuckooFilter> Deserialize(const uint8_t* data,
+                                                 size_t size,
+                                                 std::string* error);
+
+ private:
+  struct StashEntry {
+    uint32_t bucket;  // either of the fingerprint's two buckets
+    uint32_t fingerprint;
+  };
+  struct KickStep {
+    uint32_t bucket;
+    uint32_t inserted;
+    uint32_t evicted;
+  };
+
+  static const CuckooFilterOptions& CheckedOptions(
+      const CuckooFilterOptions& options) {
+    std::string problem = options.layout.Validate();
+    if (!problem.empty()) {
+      throw std::invalid_argument("cuckoo filter: " + problem);
+    }
+    if (options.stash_capacity == 0) {
+      throw std::invalid_argument(
+          "cuckoo filter: the stash capacity must be at least 1");
+    }
+    return options;
+  }
+
+  uint64_t NextRandom() {
+    // SplitMix64.
+    uint64_t z = (rng_state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+
+  bool TryAddToBucket(uint32_t bucket, uint32_t fingerprint) {
+    uint32_t slots[kMaxBucketSize];
+    table_.view().ReadBucket(bucket, slots);
+    for (int slot = 0; slot < layout().bucket_size; ++slot) {
+      if (slots[slot] == 0) {
+        slots[slot] = fingerprint;
+        table_.WriteBucket(bucket, slots);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool TryRemoveFromBucket(uint32_t bucket, uint32_t fingerprint) {
+    return ReplaceInBucket(bucket, fingerprint, 0);
+  }
+
+  // Replaces one slot holding `from` by `to`; false if none holds `from`.
+  bool ReplaceInBucket(uint32_t bucket, uint32_t from, uint32_t to) {
+    uint32_t slots[kMaxBucketSize];
+    table_.view().ReadBucket(bucket, slots);
+    for (int slot = 0; slot < layout().bucket_size; ++slot) {
+      if (slots[slot] == from) {
+        slots[slot] = to;
+        table_.WriteBucket(bucket, slots);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  uint32_t StashCount(uint32_t bucket, uint32_t fingerprint) const {
+    const uint32_t alt = hashing_.AltBucket(bucket, fingerprint);
+    uint32_t count = 0;
+    for (const StashEntry& entry : stash_) {
+      count += entry.fingerprint == fingerprint &&
+               (entry.bucket == bucket || entry.bucket == alt);
+    }
+    return count;
+  }
+
+  InsertResult KickOut(uint32_t bucket, uint32_t fingerprint) {
+    std::vector<KickStep> steps;
+    steps.reserve(std::min<uint32_t>(options_.max_kicks, 64));
+    uint32_t homeless = fingerprint;
+    uint32_t current = bucket;
+    uint32_t slots[kMaxBucketSize];
+    for (uint32_t kick = 0; kick < options_.max_kicks; ++kick) {
+      // Alternate the starting bucket between the two choices.
+      if (kick == 0 && (NextRandom() & 1)) {
+        current = hashing_.AltBucket(current, homeless);
+      }
+      table_.view().ReadBucket(current, slots);
+      const int victim = static_cast<int>(
+          NextRandom() % static_cast<uint64_t>(layout().bucket_size));
+      const uint32_t evicted = slots[victim];
+      slots[victim] = homeless;
+      table_.WriteBucket(current, slots);
+      steps.push_back({current, homeless, evicted});
+      ++total_kicks_;
+      homeless = evicted;
+      current = hashing_.AltBucket(current, homeless);
+      if (TryAddToBucket(current, homeless)) {
+        ++num_items_;
+        return InsertResult::kOk;
+      }
+    }
+    if (stash_.size() < options_.stash_capacity) {
+      stash_.push_back({current, homeless});
+      peak_stash_size_ =
+          std::max(peak_stash_size_, static_cast<uint32_t>(stash_.size()));
+      ++num_items_;
+      return InsertResult::kOk;
+    }
+    // Undo the walk in reverse order: each step put `inserted` where
+    // `evicted` was.
+    for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
+      ReplaceInBucket(step->bucket, step->inserted, step->evicted);
+    }
+    ++failed_inserts_;
+    return InsertResult::kFull;
+  }
+
+  // Moves stash entries back into the table where a bucket has room.
+  void DrainStash() {
+    for (size_t i = 0; i < stash_.size();) {
+      const StashEntry entry = stash_[i];
+      if (TryAddToBucket(entry.bucket, entry.fingerprint) ||
+          TryAddToBucket(hashing_.AltBucket(entry.bucket, entry.fingerprint),
+                         entry.fingerprint)) {
+        stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  CuckooFilterOptions options_;
+  CuckooHashing hashing_;
+  BucketTable table_;
+  std::vector<StashEntry> stash_;
+  uint64_t num_items_ = 0;
+  uint64_t rng_state_;
+  uint64_t total_kicks_ = 0;
+  uint64_t failed_inserts_ = 0;
+  uint32_t peak_stash_size_ = 0;
+};
+
+}  // namespace cuckoo
+
+#include "cuckoo/cuckoo_filter_serialization.h"

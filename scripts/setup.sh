@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the project builds against and fetches the
+# matching RocksDB source tree (for its internal filter header). Idempotent:
+# a second run changes nothing.
+#
+# usage: scripts/setup.sh [BUILD_DIR]    (default: build)
+#   prints the RocksDB source tree root on its last line.
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${1:-$repo_root/build}
+
+required_packages=(librocksdb-dev rocksdb-tools libxxhash-dev libgtest-dev
+  libbenchmark-dev libgflags-dev cmake g++ clang)
+
+missing=()
+for pkg in "${required_packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [ "$status" = "install ok installed" ] || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing Debian packages. Install them with:" >&2
+    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >&2
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+"$repo_root/scripts/fetch-rocksdb-source.sh" "$build_dir/rocksdb-source"

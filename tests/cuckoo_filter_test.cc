@@ -1,0 +1,410 @@
+// Tests of the dynamic CuckooFilter: no false negatives in every layout,
+// false-positive rates against the formula, delete and duplicate semantics,
+// the stash, non-power-of-two sizes, and the thread-safe wrapper.
+#include "cuckoo/cuckoo_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "cuckoo/concurrent_cuckoo_filter.h"
+#include "cuckoo/sizing.h"
+#include "test_util.h"
+
+namespace cuckoo {
+namespace {
+
+using testing::HashStream;
+
+CuckooFilterOptions Options(int b, int f, bool semi_sorted, uint64_t seed = 1) {
+  CuckooFilterOptions options;
+  options.layout = BucketLayout{b, f, semi_sorted};
+  options.seed = seed;
+  return options;
+}
+
+// Inserts keys until the filter reaches `load` or reports full; returns the
+// keys that were stored.
+std::vector<uint64_t> FillTo(CuckooFilter* filter, double load,
+                             HashStream* stream) {
+  std::vector<uint64_t> stored;
+  while (filter->LoadFactor() < load) {
+    const uint64_t key = stream->Next();
+    if (filter->Insert(key) != InsertResult::kOk) break;
+    stored.push_back(key);
+  }
+  return stored;
+}
+
+TEST(CuckooFilterTest, NoFalseNegativesInAnyLayoutWithManySeeds) {
+  for (int b : {2, 4, 8}) {
+    for (bool semi_sorted : {false, true}) {
+      if (semi_sorted && b != 4) continue;
+      for (int f = kMinFingerprintBits; f <= kMaxFingerprintBits; ++f) {
+        for (uint64_t seed : {1u, 2u, 3u}) {
+          SCOPED_TRACE("b=" + std::to_string(b) + " f=" + std::to_string(f) +
+                       " semi=" + std::to_string(semi_sorted) +
+                       " seed=" + std::to_string(seed));
+          CuckooFilter filter(250, Options(b, f, semi_sorted, seed));
+          HashStream stream(seed * 1000 + f);
+          std::vector<uint64_t> stored = FillTo(
+              &filter, MaxLoadFactor(b, Construction::kDynamic), &stream);
+          ASSERT_GT(stored.size(),
+                    0.8 * filter.Capacity() *
+                        MaxLoadFactor(b, Construction::kDynamic));
+          ASSERT_EQ(filter.Size(), stored.size());
+          std::vector<uint8_t> batch(stored.size());
+          filter.ContainsBatch(stored.data(), stored.size(),
+                               reinterpret_cast<bool*>(batch.data()));
+          for (size_t i = 0; i < stored.size(); ++i) {
+            ASSERT_TRUE(filter.Contains(stored[i])) << "key #" << i;
+            ASSERT_TRUE(batch[i]) << "key #" << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CuckooFilterTest, FalsePositiveRateMatchesTheFormula) {
+  struct Case {
+    int b, f;
+    bool semi_sorted;
+  };
+  for (const Case& c : {Case{4, 8, false}, Case{4, 12, true}, Case{2, 8, false},
+                        Case{8, 10, false}, Case{4, 10, true}}) {
+    SCOPED_TRACE("b=" + std::to_string(c.b) + " f=" + std::to_string(c.f) +
+                 " semi=" + std::to_string(c.semi_sorted));
+    CuckooFilter filter(1 << 16, Options(c.b, c.f, c.semi_sorted));
+    HashStream stream(42);
+    FillTo(&filter, 0.9 * MaxLoadFactor(c.b, Construction::kDynamic), &stream);
+    const double expected =
+        2.0 * c.b * filter.LoadFactor() / (std::ldexp(1.0, c.f) - 1.0);
+    HashStream absent(777);  // a different stream: absent keys
+    const int probes = 2000000;
+    int false_positives = 0;
+    for (int i = 0; i < probes; ++i)
+      false_positives += filter.Contains(absent.Next());
+    const double measured = static_cast<double>(false_positives) / probes;
+    RecordProperty("fpr", std::to_string(measured));
+    EXPECT_NEAR(measured, expected, 0.2 * expected)
+        << "measured " << measured << " expected " << expected;
+    EXPECT_NEAR(measured,
+                ExpectedFalsePositiveRate(filter.layout(), filter.LoadFactor()),
+                0.2 * expected);
+  }
+}
+
+TEST(CuckooFilterTest, DuplicatesAreCountedAndErasedOneAtATime) {
+  CuckooFilter filter(1000, Options(4, 16, true));
+  const uint64_t key = 0xABCDEF0123456789ull;
+  EXPECT_EQ(filter.Count(key), 0u);
+  EXPECT_FALSE(filter.Erase(key));
+  for (uint32_t copies = 1; copies <= 3; ++copies) {
+    ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
+    EXPECT_EQ(filter.Count(key), copies);
+  }
+  EXPECT_EQ(filter.Size(), 3u);
+  EXPECT_TRUE(filter.Erase(key));
+  EXPECT_EQ(filter.Count(key), 2u);
+  EXPECT_TRUE(filter.Contains(key));
+  EXPECT_TRUE(filter.Erase(key));
+  EXPECT_TRUE(filter.Erase(key));
+  EXPECT_FALSE(filter.Contains(key));
+  EXPECT_FALSE(filter.Erase(key));
+  EXPECT_EQ(filter.Size(), 0u);
+}
+
+TEST(CuckooFilterTest, ABucketPairHoldsTwoBucketsOfCopiesThenTheStash) {
+  CuckooFilterOptions options = Options(4, 12, false);
+  options.stash_capacity = 2;
+  CuckooFilter filter(100, options);
+  const uint64_t key = 12345;
+  for (int i = 0; i < 8 + 2; ++i) {
+    ASSERT_EQ(filter.Insert(key), InsertResult::kOk) << "copy " << i;
+  }
+  EXPECT_EQ(filter.Stats().stash_size, 2u);
+  EXPECT_EQ(filter.Insert(key), InsertResult::kFull);
+  EXPECT_EQ(filter.Count(key), 10u);
+  EXPECT_EQ(filter.Stats().failed_inserts, 1u);
+}
+
+TEST(CuckooFilterTest, AFailedInsertLosesNoStoredKeyAndChangesNothing) {
+  for (bool semi_sorted : {false, true}) {
+    CuckooFilterOptions options = Options(4, 12, semi_sorted);
+    options.max_kicks = 50;
+    options.stash_capacity = 3;
+    CuckooFilter filter(64, options);
+    HashStream stream(9);
+    std::vector<uint64_t> stored;
+    int failures = 0;
+    // Keep inserting well past the point where the table is full: every walk
+    // then ends with a homeless fingerprint that belongs to an older key.
+    for (int i = 0; i < 2000; ++i) {
+      const uint64_t key = stream.Next();
+      const std::vector<uint8_t> before = filter.Serialize();
+      if (filter.Insert(key) == InsertResult::kOk) {
+        stored.push_back(key);
+        continue;
+      }
+      ++failures;
+      // Only the failure counter may differ: compare the table, stash and size.
+      std::string error;
+      auto previous =
+          CuckooFilter::Deserialize(before.data(), before.size(), &error);
+      ASSERT_TRUE(previous.has_value()) << error;
+      ASSERT_EQ(previous->Size(), filter.Size());
+      for (uint64_t k : stored) ASSERT_EQ(previous->Count(k), filter.Count(k));
+    }
+    EXPECT_GT(failures, 1000);
+    EXPECT_EQ(filter.Stats().stash_size, 3u);
+    EXPECT_EQ(filter.Size(), stored.size());
+    for (uint64_t key : stored) ASSERT_TRUE(filter.Contains(key));
+    EXPECT_GT(filter.LoadFactor(), 0.9);
+  }
+}
+
+TEST(CuckooFilterTest, ErasingMovesStashEntriesBackIntoTheTable) {
+  CuckooFilterOptions options = Options(4, 12, false);
+  options.max_kicks = 20;
+  options.stash_capacity = 8;
+  CuckooFilter filter(32, options);
+  HashStream stream(5);
+  std::vector<uint64_t> stored;
+  while (filter.Stats().stash_size < 4) {
+    const uint64_t key = stream.Next();
+    if (filter.Insert(key) == InsertResult::kOk) stored.push_back(key);
+  }
+  EXPECT_GE(filter.Stats().peak_stash_size, 4u);
+  // Erase half of the keys: slots free up and the stash empties.
+  for (size_t i = 0; i < stored.size(); i += 2)
+    ASSERT_TRUE(filter.Erase(stored[i]));
+  EXPECT_EQ(filter.Stats().stash_size, 0u);
+  for (size_t i = 1; i < stored.size(); i += 2)
+    ASSERT_TRUE(filter.Contains(stored[i]));
+}
+
+TEST(CuckooFilterTest, InsertEraseChurnOnNonPowerOfTwoSizes) {
+  for (uint64_t buckets : {3u, 1000u, 1001u, 12346u}) {
+    CuckooFilter filter(buckets, Options(4, 16, true, buckets));
+    EXPECT_EQ(filter.NumBuckets() % 2, 0u);
+    HashStream stream(buckets);
+    std::vector<uint64_t> live = FillTo(&filter, 0.85, &stream);
+    for (int round = 0; round < 5; ++round) {
+      // Erase a third, insert as many new ones, check every live key.
+      std::vector<uint64_t> kept;
+      for (size_t i = 0; i < live.size(); ++i) {
+        if (i % 3 == static_cast<size_t>(round % 3)) {
+          ASSERT_TRUE(filter.Erase(live[i]));
+        } else {
+          kept.push_back(live[i]);
+        }
+      }
+      live = kept;
+      std::vector<uint64_t> added = FillTo(&filter, 0.85, &stream);
+      live.insert(live.end(), added.begin(), added.end());
+      ASSERT_EQ(filter.Size(), live.size());
+      for (uint64_t key : live) ASSERT_TRUE(filter.Contains(key));
+    }
+    for (uint64_t key : live) ASSERT_TRUE(filter.Erase(key));
+    EXPECT_EQ(filter.Size(), 0u);
+    EXPECT_EQ(filter.Stats().empty_buckets, filter.NumBuckets());
+  }
+}
+
+TEST(CuckooFilterTest, SameSeedSameFilter) {
+  auto build = [](uint64_t seed) {
+    CuckooFilter filter(500, Options(4, 12, true, seed));
+    HashStream stream(1);
+    FillTo(&filter, 0.95, &stream);
+    return filter.Serialize();
+  };
+  EXPECT_EQ(build(7), build(7));
+  EXPECT_NE(build(7), build(8));
+}
+
+TEST(CuckooFilterTest, StatisticsDescribeTheTable) {
+  CuckooFilter filter(100, Options(4, 12, false));
+  EXPECT_EQ(filter.Stats().empty_buckets, 100u);
+  HashStream stream(3);
+  FillTo(&filter, 0.95, &stream);
+  const CuckooFilterStats stats = filter.Stats();
+  uint64_t buckets = 0, items = 0;
+  for (size_t fill = 0; fill < stats.bucket_occupancy.size(); ++fill) {
+    buckets += stats.bucket_occupancy[fill];
+    items += fill * stats.bucket_occupancy[fill];
+  }
+  EXPECT_EQ(buckets, filter.NumBuckets());
+  EXPECT_EQ(items + stats.stash_size, filter.Size());
+  EXPECT_EQ(stats.full_buckets, stats.bucket_occupancy[4]);
+  EXPECT_EQ(stats.max_bucket_fill, 4);
+  EXPECT_GT(stats.total_kicks, 0u);
+  EXPECT_NEAR(filter.BitsPerKey(), 8.0 * filter.SizeInBytes() / filter.Size(),
+              1e-9);
+  filter.Clear();
+  EXPECT_EQ(filter.Size(), 0u);
+  EXPECT_EQ(filter.Stats().empty_buckets, 100u);
+}
+
+TEST(CuckooFilterTest, RejectsInvalidOptions) {
+  EXPECT_THROW(CuckooFilter(10, Options(3, 12, false)), std::invalid_argument);
+  EXPECT_THROW(CuckooFilter(10, Options(4, 40, false)), std::invalid_argument);
+  EXPECT_THROW(CuckooFilter(10, Options(2, 12, true)), std::invalid_argument);
+  CuckooFilterOptions no_stash = Options(4, 12, false);
+  no_stash.stash_capacity = 0;
+  EXPECT_THROW(CuckooFilter(10, no_stash), std::invalid_argument);
+}
+
+TEST(CuckooFilterSerializationTest, RoundTripPreservesEverything) {
+  for (bool semi_sorted : {false, true}) {
+    CuckooFilterOptions options = Options(4, 13, semi_sorted);
+    options.max_kicks = 30;
+    CuckooFilter filter(300, options);
+    HashStream stream(11);
+    std::vector<uint64_t> stored;
+    for (int i = 0; i < 1300; ++i) {
+      const uint64_t key = stream.Next();
+      if (filter.Insert(key) == InsertResult::kOk) stored.push_back(key);
+    }
+    ASSERT_GT(filter.Stats().stash_size, 0u) << "the test wants a used stash";
+    const std::vector<uint8_t> bytes = filter.Serialize();
+    std::string error;
+    std::optional<CuckooFilter> back =
+        CuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
+    ASSERT_TRUE(back.has_value()) << error;
+    EXPECT_EQ(back->Serialize(), bytes);
+    EXPECT_EQ(back->Size(), filter.Size());
+    for (uint64_t key : stored) ASSERT_TRUE(back->Contains(key));
+    // The generator state travels too: both continue identically.
+    HashStream more(12);
+    for (int i = 0; i < 50; ++i) {
+      const uint64_t key = more.Next();
+      ASSERT_EQ(filter.Insert(key), back->Insert(key));
+    }
+    EXPECT_EQ(back->Serialize(), filter.Serialize());
+  }
+}
+
+TEST(CuckooFilterSerializationTest, RejectsEveryCorruptionWithAReason) {
+  CuckooFilter filter(64, Options(4, 12, true));
+  HashStream stream(13);
+  FillTo(&filter, 0.9, &stream);
+  const std::vector<uint8_t> good = filter.Serialize();
+  std::string error;
+  // Every truncation.
+  for (size_t size = 0; size < good.size(); ++size) {
+    EXPECT_FALSE(CuckooFilter::Deserialize(good.data(), size, &error));
+    EXPECT_FALSE(error.empty());
+  }
+  // Every single-bit flip is caught (by the checksum at least).
+  for (size_t byte = 0; byte < good.size(); ++byte) {
+    for (int bit = 0; bit < 8; bit += 3) {
+      std::vector<uint8_t> bad = good;
+      bad[byte] ^= static_cast<uint8_t>(1u << bit);
+      error.clear();
+      EXPECT_FALSE(CuckooFilter::Deserialize(bad.data(), bad.size(), &error))
+          << "byte " << byte;
+      EXPECT_NE(error, "");
+    }
+  }
+  std::vector<uint8_t> longer = good;
+  longer.push_back(0);
+  EXPECT_FALSE(CuckooFilter::Deserialize(longer.data(), longer.size(), &error));
+  EXPECT_FALSE(CuckooFilter::Deserialize(nullptr, 0, &error));
+}
+
+// Rewrites the checksum so that validation beyond it is exercised.
+void Reseal(std::vector<uint8_t>* bytes) {
+  const size_t body = bytes->size() - 8;
+  byte_io::Store<uint64_t>(bytes->data() + body,
+                           XXH3_64bits(bytes->data(), body));
+}
+
+TEST(CuckooFilterSerializationTest, RejectsWellSealedButInconsistentContents) {
+  CuckooFilter filter(64, Options(4, 12, true));
+  HashStream stream(14);
+  FillTo(&filter, 0.5, &stream);
+  const std::vector<uint8_t> good = filter.Serialize();
+  std::string error;
+  auto expect_rejected = [&](std::vector<uint8_t> bad,
+                             const std::string& what) {
+    Reseal(&bad);
+    error.clear();
+    EXPECT_FALSE(CuckooFilter::Deserialize(bad.data(), bad.size(), &error))
+        << what;
+    EXPECT_NE(error.find(what), std::string::npos) << error;
+  };
+  std::vector<uint8_t> bad = good;
+  bad[4] = 2;  // format version 2
+  expect_rejected(bad, "unsupported format version 2");
+  bad = good;
+  bad[7] = 40;  // fingerprint bits
+  expect_rejected(bad, "fingerprint width");
+  bad = good;
+  byte_io::Store<uint64_t>(bad.data() + 32, filter.Size() + 1);
+  expect_rejected(bad, "item count");
+  bad = good;
+  byte_io::Store<uint32_t>(bad.data() + 12, 63);  // odd bucket count
+  expect_rejected(bad, "even");
+  bad = good;
+  // Set a semi-sort code to 4095 in bucket 0 (first 12 bits of the table).
+  bad[72] = 0xFF;
+  bad[73] |= 0x0F;
+  expect_rejected(bad, "semi-sort code");
+  bad = good;
+  bad[bad.size() - 9] = 1;  // last padding byte
+  expect_rejected(bad, "padding");
+}
+
+TEST(ConcurrentCuckooFilterTest, ParallelInsertsEraseAndLookupsStayConsistent) {
+  ConcurrentCuckooFilter filter(1 << 14, Options(4, 16, true));
+  constexpr int kWriters = 3;
+  constexpr int kKeysPerWriter = 12000;
+  std::atomic<bool> wrong{false};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      HashStream stream(100 + w);
+      std::vector<uint64_t> mine;
+      for (int i = 0; i < kKeysPerWriter; ++i) {
+        const uint64_t key = stream.Next();
+        if (filter.Insert(key) != InsertResult::kOk) wrong = true;
+        mine.push_back(key);
+        // Re-check an earlier key of this writer (one it keeps: index
+        // multiple of 4) while others write.
+        if (!filter.Contains(mine[(static_cast<size_t>(i) / 2) & ~size_t{3}])) {
+          wrong = true;
+        }
+        // Erase every fourth key again.
+        if (i % 4 == 3 && !filter.Erase(mine[static_cast<size_t>(i)]))
+          wrong = true;
+      }
+    });
+  }
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    HashStream stream(999);
+    uint64_t sink = 0;
+    while (!stop) sink += filter.Contains(stream.Next()) + filter.Size() % 2;
+    (void)sink;
+  });
+  for (std::thread& t : threads) t.join();
+  stop = true;
+  reader.join();
+  EXPECT_FALSE(wrong);
+  EXPECT_EQ(filter.Size(),
+            static_cast<uint64_t>(kWriters * kKeysPerWriter * 3 / 4));
+  for (int w = 0; w < kWriters; ++w) {
+    HashStream stream(100 + w);
+    for (int i = 0; i < kKeysPerWriter; ++i) {
+      const uint64_t key = stream.Next();
+      if (i % 4 != 3) {
+        ASSERT_TRUE(filter.Contains(key));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cuckoo

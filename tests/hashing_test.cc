@@ -1,0 +1,204 @@
+// Tests of the key hash, partial-key cuckoo hashing, semi-sort coding and the
+// packed bucket table.
+#include "cuckoo/hashing.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "cuckoo/bucket_table.h"
+#include "cuckoo/semi_sort.h"
+#include "test_util.h"
+
+namespace cuckoo {
+namespace {
+
+using testing::HashStream;
+
+TEST(HashKeyTest, GoldenValuesPinTheOnDiskHash) {
+  // XXH3-64, seed 0. Changing the key hash changes every stored filter.
+  EXPECT_EQ(HashKey("", 0), 0x2D06800538D394C2ull);
+  EXPECT_EQ(HashKey("rocksdb", 7), XXH3_64bits("rocksdb", 7));
+  EXPECT_NE(HashKey("key1", 4), HashKey("key2", 4));
+}
+
+TEST(CuckooHashingTest, GoldenPositionsPinTheFormat) {
+  CuckooHashing hashing(1000, 12);
+  const uint64_t hash = 0x0123456789ABCDEFull;
+  // PrimaryBucket = (0x01234567 * 1000) >> 32,
+  // Fingerprint = 1 + (0x89ABCDEF * 4095) >> 32.
+  EXPECT_EQ(hashing.PrimaryBucket(hash), (0x01234567ull * 1000) >> 32);
+  EXPECT_EQ(hashing.Fingerprint(hash), 1 + ((0x89ABCDEFull * 4095) >> 32));
+}
+
+TEST(CuckooHashingTest,
+     AltBucketIsAnInvolutionWithoutFixedPointsForAnyEvenCount) {
+  for (uint32_t num_buckets :
+       {2u, 4u, 6u, 10u, 1000u, 1002u, 12346u, 65536u, 1048578u}) {
+    for (int fingerprint_bits : {4, 8, 13, 32}) {
+      CuckooHashing hashing(num_buckets, fingerprint_bits);
+      HashStream stream(num_buckets * 31 + fingerprint_bits);
+      for (int i = 0; i < 20000; ++i) {
+        const uint64_t hash = stream.Next();
+        const uint32_t bucket = hashing.PrimaryBucket(hash);
+        const uint32_t fingerprint = hashing.Fingerprint(hash);
+        ASSERT_LT(bucket, num_buckets);
+        ASSERT_GE(fingerprint, 1u);
+        ASSERT_LE(fingerprint, hashing.max_fingerprint());
+        const uint32_t alt = hashing.AltBucket(bucket, fingerprint);
+        ASSERT_LT(alt, num_buckets);
+        ASSERT_NE(alt, bucket) << "m=" << num_buckets;
+        ASSERT_EQ(hashing.AltBucket(alt, fingerprint), bucket)
+            << "m=" << num_buckets << " fp=" << fingerprint;
+      }
+    }
+  }
+}
+
+TEST(CuckooHashingTest, FingerprintsCoverTheirRangeUniformly) {
+  CuckooHashing hashing(2, 4);
+  HashStream stream(7);
+  std::vector<int> histogram(16, 0);
+  const int draws = 150000;
+  for (int i = 0; i < draws; ++i)
+    ++histogram[hashing.Fingerprint(stream.Next())];
+  EXPECT_EQ(histogram[0], 0) << "fingerprint 0 is reserved for empty slots";
+  for (int value = 1; value < 16; ++value) {
+    EXPECT_NEAR(histogram[value], draws / 15.0, draws / 15.0 * 0.05) << value;
+  }
+}
+
+TEST(CuckooHashingTest, ValidBucketCountRoundsUpToEven) {
+  EXPECT_EQ(ValidBucketCount(0), 2u);
+  EXPECT_EQ(ValidBucketCount(1), 2u);
+  EXPECT_EQ(ValidBucketCount(7), 8u);
+  EXPECT_EQ(ValidBucketCount(8), 8u);
+  EXPECT_THROW(ValidBucketCount(kMaxNumBuckets + 1), std::length_error);
+}
+
+TEST(SemiSortTest, EveryMultisetHasAUniqueCodeThatDecodesBack) {
+  std::set<uint32_t> codes;
+  for (uint32_t n3 = 0; n3 < 16; ++n3) {
+    for (uint32_t n2 = 0; n2 <= n3; ++n2) {
+      for (uint32_t n1 = 0; n1 <= n2; ++n1) {
+        for (uint32_t n0 = 0; n0 <= n1; ++n0) {
+          const uint32_t code = semi_sort::EncodeSortedNibbles(n0, n1, n2, n3);
+          ASSERT_LT(code, semi_sort::kNumCodes);
+          EXPECT_TRUE(codes.insert(code).second);
+          EXPECT_EQ(semi_sort::DecodeNibbles(code),
+                    n0 | (n1 << 4) | (n2 << 8) | (n3 << 12));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(codes.size(), semi_sort::kNumCodes);
+  for (uint32_t code = semi_sort::kNumCodes; code < 4096; ++code) {
+    EXPECT_EQ(semi_sort::DecodeNibbles(code), 0xFFFFu);
+  }
+}
+
+std::vector<BucketLayout> AllLayouts() {
+  std::vector<BucketLayout> layouts;
+  for (int b : {2, 4, 8}) {
+    for (int f = kMinFingerprintBits; f <= kMaxFingerprintBits; ++f) {
+      layouts.push_back({b, f, false});
+      if (b == 4) layouts.push_back({b, f, true});
+    }
+  }
+  return layouts;
+}
+
+std::string Describe(const BucketLayout& layout) {
+  return "b=" + std::to_string(layout.bucket_size) +
+         " f=" + std::to_string(layout.fingerprint_bits) +
+         (layout.semi_sorted ? " semi-sorted" : "");
+}
+
+TEST(BucketLayoutTest, ValidateRejectsWhatTheTableCannotStore) {
+  EXPECT_EQ(BucketLayout({4, 12, true}).Validate(), "");
+  EXPECT_NE(BucketLayout({3, 12, false}).Validate(), "");
+  EXPECT_NE(BucketLayout({4, 3, false}).Validate(), "");
+  EXPECT_NE(BucketLayout({4, 33, false}).Validate(), "");
+  EXPECT_NE(BucketLayout({8, 12, true}).Validate(), "");
+  EXPECT_EQ(BucketLayout({4, 10, true}).BitsPerBucket(), 36);
+  EXPECT_EQ(BucketLayout({4, 10, false}).BitsPerBucket(), 40);
+}
+
+TEST(BucketTableTest, WritesReadBackAndLookupsAgreeWithAScanInEveryLayout) {
+  for (const BucketLayout& layout : AllLayouts()) {
+    SCOPED_TRACE(Describe(layout));
+    const uint32_t num_buckets = 34;
+    BucketTable table(layout, num_buckets);
+    ASSERT_EQ(table.bytes().size(),
+              TableDataBytes(layout, num_buckets) + kTablePaddingBytes);
+    const uint32_t max_fp = layout.fingerprint_bits == 32
+                                ? 0xFFFFFFFFu
+                                : (1u << layout.fingerprint_bits) - 1;
+    HashStream stream(layout.fingerprint_bits * 8 + layout.bucket_size);
+    std::vector<std::vector<uint32_t>> expected(num_buckets);
+    for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
+      std::vector<uint32_t> slots(layout.bucket_size);
+      for (uint32_t& slot : slots) {
+        // A mix of empty slots, extreme values and random ones.
+        const uint64_t r = stream.Next();
+        slot = (r % 5 == 0)   ? 0
+               : (r % 5 == 1) ? max_fp
+                              : static_cast<uint32_t>((r >> 8) % max_fp) + 1;
+      }
+      table.WriteBucket(bucket, slots.data());
+      expected[bucket] = slots;
+    }
+    for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
+      std::vector<uint32_t> read(layout.bucket_size);
+      table.view().ReadBucket(bucket, read.data());
+      std::vector<uint32_t> want = expected[bucket];
+      if (layout.semi_sorted) {
+        std::sort(want.begin(), want.end());
+      }
+      ASSERT_EQ(read, want) << "bucket " << bucket;
+      // Probe stored values, their one-bit neighbours, and random values.
+      std::vector<uint32_t> probes;
+      for (uint32_t value : want) {
+        if (value == 0) continue;
+        probes.push_back(value);
+        probes.push_back(value ^ 1u);
+        probes.push_back(value ^ (1u << (layout.fingerprint_bits - 1)));
+      }
+      for (int i = 0; i < 8; ++i) {
+        probes.push_back(static_cast<uint32_t>(stream.Next() % max_fp) + 1);
+      }
+      for (uint32_t probe : probes) {
+        if (probe == 0 || probe > max_fp) continue;
+        const int count =
+            static_cast<int>(std::count(want.begin(), want.end(), probe));
+        EXPECT_EQ(table.view().BucketContains(bucket, probe), count > 0)
+            << "bucket " << bucket << " probe " << probe;
+        EXPECT_EQ(table.view().CountInBucket(bucket, probe), count);
+      }
+    }
+    for (size_t i = TableDataBytes(layout, num_buckets);
+         i < table.bytes().size(); ++i) {
+      EXPECT_EQ(table.bytes()[i], 0) << "padding byte " << i;
+    }
+  }
+}
+
+TEST(BucketTableTest, ViewReadsUnalignedMemoryItDoesNotOwn) {
+  const BucketLayout layout{4, 13, true};
+  BucketTable table(layout, 10);
+  const uint32_t slots[4] = {77, 0, 8000, 5};
+  table.WriteBucket(9, slots);
+  std::vector<uint8_t> shifted(table.bytes().size() + 1);
+  std::memcpy(shifted.data() + 1, table.bytes().data(), table.bytes().size());
+  BucketTableView view(layout, 10, shifted.data() + 1);
+  EXPECT_TRUE(view.BucketContains(9, 8000));
+  EXPECT_TRUE(view.BucketContains(9, 77));
+  EXPECT_FALSE(view.BucketContains(9, 78));
+  EXPECT_FALSE(view.BucketContains(8, 77));
+}
+
+}  // namespace
+}  // namespace cuckoo

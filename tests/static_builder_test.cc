@@ -1,0 +1,196 @@
+// Tests of the static build path and of sizing.
+#include "cuckoo/static_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "cuckoo/sizing.h"
+#include "test_util.h"
+
+namespace cuckoo {
+namespace {
+
+using testing::HashStream;
+
+bool TableContains(const BucketTable& table, uint64_t hash) {
+  const CuckooHashing hashing(table.num_buckets(),
+                              table.layout().fingerprint_bits);
+  const uint32_t bucket = hashing.PrimaryBucket(hash);
+  const uint32_t fingerprint = hashing.Fingerprint(hash);
+  return table.view().BucketContains(bucket, fingerprint) ||
+         table.view().BucketContains(hashing.AltBucket(bucket, fingerprint),
+                                     fingerprint);
+}
+
+TEST(SortAndUniqueTest, MatchesStdSortAndUnique) {
+  for (size_t n : {0u, 1u, 100u, 255u, 256u, 5000u, 100000u}) {
+    HashStream stream(n);
+    std::vector<uint64_t> values = stream.Take(n);
+    // Duplicates, adjacent and not, and clustered values.
+    for (size_t i = 0; i + 1 < n; i += 7) values[i + 1] = values[i];
+    for (size_t i = 0; i < n / 3; ++i) values[i * 3] = values[n / 2];
+    for (size_t i = 0; i < n / 10; ++i) values[i] = i % 5;
+    std::vector<uint64_t> expected = values;
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()),
+                   expected.end());
+    SortAndUnique(&values);
+    EXPECT_EQ(values, expected) << "n=" << n;
+  }
+}
+
+TEST(StaticBuilderTest, ReachesNinetyFivePercentLoadAtFourSlotsFirstTime) {
+  for (size_t n : {1000u, 10000u, 100000u, 1000000u}) {
+    for (bool semi_sorted : {false, true}) {
+      SCOPED_TRACE("n=" + std::to_string(n) +
+                   " semi=" + std::to_string(semi_sorted));
+      HashStream stream(n + semi_sorted);
+      std::vector<uint64_t> keys = stream.Take(n);
+      std::vector<uint64_t> hashes = keys;
+      StaticBuildStats stats;
+      BucketTable table = BuildStaticTable(
+          &hashes, BucketLayout{4, 12, semi_sorted}, 0.95, &stats);
+      EXPECT_EQ(stats.attempts, 1u) << "the first attempt must place every key";
+      EXPECT_GE(stats.load_factor, 0.95 - 4.0 / n);
+      EXPECT_EQ(stats.unique_hashes, n);
+      EXPECT_EQ(stats.placed_primary + stats.placed_alternate +
+                    stats.placed_by_search,
+                n);
+      RecordProperty("load_" + std::to_string(n),
+                     std::to_string(stats.load_factor));
+      for (uint64_t key : keys) ASSERT_TRUE(TableContains(table, key));
+    }
+  }
+}
+
+TEST(StaticBuilderTest, HighLoadsForTwoAndEightSlots) {
+  for (int b : {2, 8}) {
+    HashStream stream(b);
+    std::vector<uint64_t> keys = stream.Take(100000);
+    std::vector<uint64_t> hashes = keys;
+    StaticBuildStats stats;
+    const double load = MaxLoadFactor(b, Construction::kStatic);
+    BucketTable table =
+        BuildStaticTable(&hashes, BucketLayout{b, 10, false}, load, &stats);
+    EXPECT_EQ(stats.attempts, 1u) << "b=" << b;
+    EXPECT_GE(stats.load_factor, load - 0.001);
+    for (uint64_t key : keys) ASSERT_TRUE(TableContains(table, key));
+  }
+}
+
+TEST(StaticBuilderTest, BeyondTheThresholdItGrowsInsteadOfDroppingKeys) {
+  HashStream stream(77);
+  std::vector<uint64_t> keys = stream.Take(20000);
+  std::vector<uint64_t> hashes = keys;
+  StaticBuildStats stats;
+  BucketTable table =
+      BuildStaticTable(&hashes, BucketLayout{4, 8, true}, 1.0, &stats);
+  EXPECT_GT(stats.attempts, 1u);
+  EXPECT_LT(stats.load_factor, 1.0);
+  EXPECT_GT(stats.load_factor, 0.95);
+  for (uint64_t key : keys) ASSERT_TRUE(TableContains(table, key));
+}
+
+TEST(StaticBuilderTest, DeduplicatesAndIsDeterministic) {
+  HashStream stream(3);
+  std::vector<uint64_t> keys = stream.Take(5000);
+  std::vector<uint64_t> with_duplicates = keys;
+  with_duplicates.insert(with_duplicates.end(), keys.begin(), keys.end());
+  with_duplicates.insert(with_duplicates.end(), 1000, keys[17]);
+  std::vector<uint64_t> a = with_duplicates;
+  std::vector<uint64_t> b = keys;
+  StaticBuildStats stats_a, stats_b;
+  BucketTable table_a =
+      BuildStaticTable(&a, BucketLayout{4, 12, true}, 0.95, &stats_a);
+  BucketTable table_b =
+      BuildStaticTable(&b, BucketLayout{4, 12, true}, 0.95, &stats_b);
+  EXPECT_EQ(stats_a.input_hashes, 11000u);
+  EXPECT_EQ(stats_a.unique_hashes, 5000u);
+  EXPECT_EQ(table_a.bytes(), table_b.bytes());
+}
+
+TEST(StaticBuilderTest, EmptyInputGivesAnEmptyTable) {
+  std::vector<uint64_t> none;
+  BucketTable table = BuildStaticTable(&none, BucketLayout{4, 12, true}, 0.95);
+  EXPECT_EQ(table.num_buckets(), 2u);
+  HashStream stream(1);
+  for (int i = 0; i < 1000; ++i)
+    EXPECT_FALSE(TableContains(table, stream.Next()));
+  EXPECT_THROW(BuildStaticTable(&none, BucketLayout{4, 12, true}, 0.0),
+               std::invalid_argument);
+  EXPECT_THROW(BuildStaticTable(&none, BucketLayout{5, 12, false}, 0.9),
+               std::invalid_argument);
+}
+
+TEST(StaticBuilderTest, MeasuredFalsePositiveRateMatchesTheFormula) {
+  for (double bits_per_key : {10.0, 16.0}) {
+    const FilterConfig config = ChooseForBitsPerKey(bits_per_key);
+    HashStream stream(bits_per_key);
+    std::vector<uint64_t> hashes = stream.Take(200000);
+    StaticBuildStats stats;
+    BucketTable table =
+        BuildStaticTable(&hashes, config.layout, config.load_factor, &stats);
+    EXPECT_LE(8.0 * TableDataBytes(config.layout, table.num_buckets()) / 200000,
+              bits_per_key + 0.01);
+    const int probes = bits_per_key < 12 ? 2000000 : 20000000;
+    int false_positives = 0;
+    for (int i = 0; i < probes; ++i)
+      false_positives += TableContains(table, stream.Next());
+    const double measured = static_cast<double>(false_positives) / probes;
+    const double expected =
+        ExpectedFalsePositiveRate(config.layout, stats.load_factor);
+    RecordProperty("fpr_at_" + std::to_string(static_cast<int>(bits_per_key)),
+                   std::to_string(measured));
+    EXPECT_NEAR(measured, expected, 0.2 * expected)
+        << bits_per_key << " bits/key";
+  }
+}
+
+TEST(SizingTest, BudgetChoiceIsTheBestLayoutWithinTheBudget) {
+  for (double budget : {6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 30.0}) {
+    const FilterConfig best = ChooseForBitsPerKey(budget);
+    EXPECT_LE(best.bits_per_key, budget + 1e-9);
+    EXPECT_LE(best.load_factor,
+              MaxLoadFactor(best.layout.bucket_size, Construction::kStatic));
+    // No valid layout within the budget does better.
+    for (int b : {2, 4, 8}) {
+      for (int f = kMinFingerprintBits; f <= kMaxFingerprintBits; ++f) {
+        for (bool semi : {false, true}) {
+          if (semi && b != 4) continue;
+          const BucketLayout layout{b, f, semi};
+          const double load = layout.BitsPerSlot() / budget;
+          if (load > MaxLoadFactor(b, Construction::kStatic)) continue;
+          EXPECT_GE(ExpectedFalsePositiveRate(layout, load), best.expected_fpr);
+        }
+      }
+    }
+  }
+  // Semi-sorted 4-slot buckets win at the budgets the project targets.
+  EXPECT_TRUE(ChooseForBitsPerKey(10).layout.semi_sorted);
+  EXPECT_EQ(ChooseForBitsPerKey(10).layout.fingerprint_bits, 10);
+  EXPECT_EQ(ChooseForBitsPerKey(16).layout.fingerprint_bits, 16);
+}
+
+TEST(SizingTest, FalsePositiveTargetChoiceIsTheSmallestThatReachesIt) {
+  for (double target : {0.05, 0.01, 0.001, 1e-4, 1e-6}) {
+    const FilterConfig config = ChooseForFalsePositiveRate(target);
+    EXPECT_LE(config.expected_fpr, target);
+    // One bit less per slot would miss the target.
+    BucketLayout smaller = config.layout;
+    smaller.fingerprint_bits -= 1;
+    EXPECT_GT(ExpectedFalsePositiveRate(smaller, config.load_factor), target);
+  }
+  EXPECT_NEAR(ChooseForFalsePositiveRate(0.001).bits_per_key, 12.63, 0.01);
+  EXPECT_THROW(ChooseForFalsePositiveRate(0.0), std::invalid_argument);
+  EXPECT_THROW(ChooseForFalsePositiveRate(1.0), std::invalid_argument);
+  EXPECT_THROW(ChooseForBitsPerKey(-1), std::invalid_argument);
+  EXPECT_THROW(ChooseForBitsPerKey(std::nan("")), std::invalid_argument);
+}
+
+TEST(SizingTest, ExpectedRateIsTheClassicApproximationForSmallRates) {
+  const BucketLayout layout{4, 16, false};
+  EXPECT_NEAR(ExpectedFalsePositiveRate(layout, 0.95), 8 * 0.95 / 65535.0,
+              1e-8);
+}
+
+}  // namespace
+}  // namespace cuckoo
