@@ -198,15 +198,13 @@ inline uint32_t BucketsForLoad(uint64_t keys, int bucket_size, double load) {
   return static_cast<uint32_t>(ValidBucketCount(static_cast<uint64_t>(wanted)));
 }
 
-// Sorts and deduplicates *hashes, then builds a table at `target_load`
+// Builds a table for sorted, unique hashes at `target_load`
 // (0 < target_load <= 1), growing it until every key is placed.
-inline BucketTable BuildStaticTable(std::vector<uint64_t>* hashes,
-                                    const BucketLayout& layout,
-                                    double target_load,
-                                    StaticBuildStats* stats = nullptr) {
+inline BucketTable BuildStaticTableFromSortedUnique(
+    const std::vector<uint64_t>& hashes, const BucketLayout& layout,
+    double target_load, StaticBuildStats* stats = nullptr) {
   StaticBuildStats local_stats;
   StaticBuildStats& s = stats != nullptr ? *stats : local_stats;
-  s = StaticBuildStats{};
   std::string problem = layout.Validate();
   if (!problem.empty())
     throw std::invalid_argument("cuckoo filter: " + problem);
@@ -215,25 +213,37 @@ inline BucketTable BuildStaticTable(std::vector<uint64_t>* hashes,
                                 std::to_string(target_load) +
                                 " is outside (0, 1]");
   }
-  s.input_hashes = hashes->size();
-  SortAndUnique(hashes);
-  s.unique_hashes = hashes->size();
+  s.unique_hashes = hashes.size();
+  s.attempts = 0;
   uint32_t num_buckets =
-      BucketsForLoad(hashes->size(), layout.bucket_size, target_load);
+      BucketsForLoad(hashes.size(), layout.bucket_size, target_load);
   for (;;) {
     ++s.attempts;
     s.placed_primary = s.placed_alternate = s.placed_by_search = 0;
     std::optional<BucketTable> table =
-        PlaceSortedUniqueHashes(*hashes, layout, num_buckets, &s);
+        PlaceSortedUniqueHashes(hashes, layout, num_buckets, &s);
     if (table) {
       s.num_buckets = num_buckets;
-      s.load_factor = static_cast<double>(hashes->size()) /
+      s.load_factor = static_cast<double>(hashes.size()) /
                       (static_cast<double>(num_buckets) * layout.bucket_size);
       return std::move(*table);
     }
     num_buckets = static_cast<uint32_t>(
         ValidBucketCount(uint64_t{num_buckets} + num_buckets / 64 + 2));
   }
+}
+
+// Sorts and deduplicates *hashes, then builds a table at `target_load`.
+inline BucketTable BuildStaticTable(std::vector<uint64_t>* hashes,
+                                    const BucketLayout& layout,
+                                    double target_load,
+                                    StaticBuildStats* stats = nullptr) {
+  StaticBuildStats local_stats;
+  StaticBuildStats& s = stats != nullptr ? *stats : local_stats;
+  s = StaticBuildStats{};
+  s.input_hashes = hashes->size();
+  SortAndUnique(hashes);
+  return BuildStaticTableFromSortedUnique(*hashes, layout, target_load, &s);
 }
 
 }  // namespace cuckoo

@@ -1,0 +1,326 @@
+// The RocksDB glue: CuckooFilterPolicy, its builder (key hashes in, one
+// statically built cuckoo table per filter out) and reader (zero-copy probes
+// of a filter block), and the ObjectLibrary registrar.
+#include "cuckoo_filter_policy.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <unordered_map>
+#include <vector>
+
+#include "cuckoo/hashing.h"
+#include "cuckoo/sizing.h"
+#include "cuckoo/static_builder.h"
+#include "cuckoo_filter_block.h"
+#include "rocksdb/env.h"
+#include "rocksdb/utilities/options_type.h"
+#include "table/block_based/filter_policy_internal.h"
+
+#if !(ROCKSDB_MAJOR == 7 && ROCKSDB_MINOR == 8)
+#error "rocksdb-cuckoo is built and tested against RocksDB 7.8 (see README)"
+#endif
+
+namespace rocksdb_cuckoo {
+
+using ROCKSDB_NAMESPACE::FilterBitsBuilder;
+using ROCKSDB_NAMESPACE::FilterBitsReader;
+using ROCKSDB_NAMESPACE::Slice;
+using ROCKSDB_NAMESPACE::Status;
+
+namespace {
+
+// Hashes of keys added since the last Finish, and the filter built from them.
+class CuckooFilterBitsBuilder : public FilterBitsBuilder {
+ public:
+  CuckooFilterBitsBuilder(const cuckoo::FilterConfig& config,
+                          bool verify_after_construction,
+                          ROCKSDB_NAMESPACE::Logger* info_log)
+      : config_(config),
+        verify_after_construction_(verify_after_construction),
+        info_log_(info_log) {}
+
+  void AddKey(const Slice& key) override {
+    const uint64_t hash = cuckoo::HashKey(key.data(), key.size());
+    // Keys come in comparator order, so most duplicates are adjacent; the
+    // others are removed by the sort in Finish.
+    if (hashes_.empty() || hashes_.back() != hash) {
+      hashes_.push_back(hash);
+      sorted_ = false;
+    }
+  }
+
+  // Exact: the number of distinct key hashes added since the last Finish.
+  size_t EstimateEntriesAdded() override {
+    SortHashes();
+    return hashes_.size();
+  }
+
+  Slice Finish(std::unique_ptr<const char[]>* buf) override {
+    return Finish(buf, nullptr);
+  }
+
+  Slice Finish(std::unique_ptr<const char[]>* buf, Status* status) override {
+    SortHashes();
+    std::vector<uint64_t> hashes;
+    hashes.swap(hashes_);
+    sorted_ = true;
+    verify_hashes_.clear();
+
+    std::unique_ptr<char[]> block;
+    size_t size = 0;
+    try {
+      cuckoo::StaticBuildStats stats;
+      const cuckoo::BucketTable table =
+          cuckoo::BuildStaticTableFromSortedUnique(hashes, config_.layout,
+                                                   config_.load_factor, &stats);
+      size = kBlockHeaderBytes + table.bytes().size();
+      block.reset(new char[size]);
+      EncodeTableHeader(config_.layout, table.num_buckets(), hashes.size(),
+                        reinterpret_cast<uint8_t*>(block.get()));
+      std::memcpy(block.get() + kBlockHeaderBytes, table.bytes().data(),
+                  table.bytes().size());
+      if (verify_after_construction_) verify_hashes_.swap(hashes);
+    } catch (const std::exception& e) {
+      // Too many keys for one table (over 2^32 buckets) or out of memory: an
+      // always-match filter keeps every read correct.
+      if (info_log_ != nullptr) {
+        ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,
+                               info_log_,
+                               "[cuckoofilter] cannot build a filter for %zu "
+                               "keys (%s); writing an always-match filter",
+                               hashes.size(), e.what());
+      }
+      const std::vector<uint8_t> always = EncodeAlwaysMatchBlock();
+      size = always.size();
+      block.reset(new char[size]);
+      std::memcpy(block.get(), always.data(), size);
+    }
+    if (status != nullptr) *status = Status::OK();
+    buf->reset(block.release());
+    return Slice(buf->get(), size);
+  }
+
+  // With detect_filter_construct_corruption: every key hash of the last
+  // Finish must match the filter it produced.
+  Status MaybePostVerify(const Slice& filter_content) override {
+    if (verify_hashes_.empty()) return Status::OK();
+    std::vector<uint64_t> hashes;
+    hashes.swap(verify_hashes_);
+    const DecodedBlock block =
+        DecodeBlock(reinterpret_cast<const uint8_t*>(filter_content.data()),
+                    filter_content.size());
+    if (!block.has_table) {
+      return Status::Corruption(
+          "cuckoofilter: the built filter block is unreadable: " +
+          block.reason);
+    }
+    const cuckoo::CuckooHashing hashing(block.num_buckets,
+                                        block.layout.fingerprint_bits);
+    const cuckoo::BucketTableView view(block.layout, block.num_buckets,
+                                       block.table);
+    for (uint64_t hash : hashes) {
+      const uint32_t bucket = hashing.PrimaryBucket(hash);
+      const uint32_t fingerprint = hashing.Fingerprint(hash);
+      if (!view.BucketContains(bucket, fingerprint) &&
+          !view.BucketContains(hashing.AltBucket(bucket, fingerprint),
+                               fingerprint)) {
+        return Status::Corruption(
+            "cuckoofilter: a key added to the filter does not match it");
+      }
+    }
+    return Status::OK();
+  }
+
+  size_t ApproximateNumEntries(size_t bytes) override {
+    const size_t overhead = kBlockHeaderBytes + cuckoo::kTablePaddingBytes;
+    if (bytes <= overhead) return 0;
+    return static_cast<size_t>(static_cast<double>(bytes - overhead) * 8.0 /
+                               config_.bits_per_key);
+  }
+
+ private:
+  void SortHashes() {
+    if (!sorted_) {
+      cuckoo::SortAndUnique(&hashes_);
+      sorted_ = true;
+    }
+  }
+
+  const cuckoo::FilterConfig config_;
+  const bool verify_after_construction_;
+  // The DB's info log (outlives the builder), or null.
+  ROCKSDB_NAMESPACE::Logger* const info_log_;
+  std::vector<uint64_t> hashes_;
+  bool sorted_ = true;
+  std::vector<uint64_t> verify_hashes_;
+};
+
+// Probes a filter block in place. Stateless and const after construction, so
+// one reader serves all threads.
+class CuckooFilterBitsReader : public FilterBitsReader {
+ public:
+  explicit CuckooFilterBitsReader(const DecodedBlock& block)
+      : hashing_(block.num_buckets, block.layout.fingerprint_bits),
+        table_(block.layout, block.num_buckets, block.table) {}
+
+  bool MayMatch(const Slice& key) override {
+    const uint64_t hash = cuckoo::HashKey(key.data(), key.size());
+    const uint32_t bucket = hashing_.PrimaryBucket(hash);
+    const uint32_t fingerprint = hashing_.Fingerprint(hash);
+    return table_.BucketContains(bucket, fingerprint) ||
+           table_.BucketContains(hashing_.AltBucket(bucket, fingerprint),
+                                 fingerprint);
+  }
+
+  // The MultiGet path: hash every key and prefetch both of its buckets
+  // before the first probe, so the cache misses overlap.
+  void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
+    constexpr int kChunk = 32;
+    uint32_t buckets[kChunk];
+    uint32_t alternates[kChunk];
+    uint32_t fingerprints[kChunk];
+    for (int begin = 0; begin < num_keys; begin += kChunk) {
+      const int n = num_keys - begin < kChunk ? num_keys - begin : kChunk;
+      for (int i = 0; i < n; ++i) {
+        const Slice& key = *keys[begin + i];
+        const uint64_t hash = cuckoo::HashKey(key.data(), key.size());
+        buckets[i] = hashing_.PrimaryBucket(hash);
+        fingerprints[i] = hashing_.Fingerprint(hash);
+        alternates[i] = hashing_.AltBucket(buckets[i], fingerprints[i]);
+        __builtin_prefetch(table_.BucketAddress(buckets[i]));
+        __builtin_prefetch(table_.BucketAddress(alternates[i]));
+      }
+      for (int i = 0; i < n; ++i) {
+        may_match[begin + i] =
+            table_.BucketContains(buckets[i], fingerprints[i]) ||
+            table_.BucketContains(alternates[i], fingerprints[i]);
+      }
+    }
+  }
+
+ private:
+  const cuckoo::CuckooHashing hashing_;
+  const cuckoo::BucketTableView table_;
+};
+
+// For blocks this build cannot read: every key may match.
+class AlwaysMatchBitsReader : public FilterBitsReader {
+ public:
+  bool MayMatch(const Slice&) override { return true; }
+  void MayMatch(int num_keys, Slice**, bool* may_match) override {
+    for (int i = 0; i < num_keys; ++i) may_match[i] = true;
+  }
+};
+
+std::unordered_map<std::string, ROCKSDB_NAMESPACE::OptionTypeInfo>
+    policy_option_info = {
+        {"bits_per_key",
+         {offsetof(struct CuckooFilterPolicyOptions, bits_per_key),
+          ROCKSDB_NAMESPACE::OptionType::kDouble,
+          ROCKSDB_NAMESPACE::OptionVerificationType::kNormal,
+          ROCKSDB_NAMESPACE::OptionTypeFlags::kNone}},
+};
+
+// The shortest plain decimal (no exponent) that reads back as the same
+// double: "10", "9.5".
+std::string FormatDecimal(double value) {
+  char text[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*g", precision, value);
+    if (std::strchr(text, 'e') == nullptr &&
+        std::strtod(text, nullptr) == value) {
+      break;
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string CheckBitsPerKey(double bits_per_key) {
+  if (!(bits_per_key >= kMinBitsPerKey && bits_per_key <= kMaxBitsPerKey)) {
+    return std::string(CuckooFilterPolicy::kClassName()) + ": bits_per_key " +
+           FormatDecimal(bits_per_key) + " is outside the allowed range [" +
+           FormatDecimal(kMinBitsPerKey) + ", " +
+           FormatDecimal(kMaxBitsPerKey) + "]";
+  }
+  return "";
+}
+
+CuckooFilterPolicy::CuckooFilterPolicy(double bits_per_key) {
+  options_.bits_per_key = bits_per_key;
+  RegisterOptions("CuckooFilterPolicyOptions", &options_, &policy_option_info);
+}
+
+std::string CuckooFilterPolicy::GetId() const {
+  return std::string(kClassName()) + ":" + FormatDecimal(options_.bits_per_key);
+}
+
+Status CuckooFilterPolicy::PrepareOptions(
+    const ROCKSDB_NAMESPACE::ConfigOptions& config_options) {
+  const std::string problem = CheckBitsPerKey(options_.bits_per_key);
+  if (!problem.empty()) return Status::InvalidArgument(problem);
+  return FilterPolicy::PrepareOptions(config_options);
+}
+
+Status CuckooFilterPolicy::ValidateOptions(
+    const ROCKSDB_NAMESPACE::DBOptions& db_options,
+    const ROCKSDB_NAMESPACE::ColumnFamilyOptions& cf_options) const {
+  const std::string problem = CheckBitsPerKey(options_.bits_per_key);
+  if (!problem.empty()) return Status::InvalidArgument(problem);
+  return FilterPolicy::ValidateOptions(db_options, cf_options);
+}
+
+FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
+    const ROCKSDB_NAMESPACE::FilterBuildingContext& context) const {
+  return new CuckooFilterBitsBuilder(
+      cuckoo::ChooseForBitsPerKey(options_.bits_per_key),
+      context.table_options.detect_filter_construct_corruption,
+      context.info_log);
+}
+
+FilterBitsReader* CuckooFilterPolicy::GetFilterBitsReader(
+    const Slice& contents) const {
+  const DecodedBlock block = DecodeBlock(
+      reinterpret_cast<const uint8_t*>(contents.data()), contents.size());
+  if (!block.has_table) return new AlwaysMatchBitsReader();
+  return new CuckooFilterBitsReader(block);
+}
+
+extern "C" int cuckoo_filter_register(ROCKSDB_NAMESPACE::ObjectLibrary& library,
+                                      const std::string& /*arg*/) {
+  library.AddFactory<const ROCKSDB_NAMESPACE::FilterPolicy>(
+      ROCKSDB_NAMESPACE::ObjectLibrary::PatternEntry(
+          CuckooFilterPolicy::kClassName(), /*optional=*/true)
+          .AddNumber(":", /*is_int=*/false),
+      [](const std::string& uri,
+         std::unique_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* guard,
+         std::string* errmsg) -> const ROCKSDB_NAMESPACE::FilterPolicy* {
+        double bits_per_key = kDefaultBitsPerKey;
+        const size_t colon = uri.find(':');
+        if (colon != std::string::npos) {
+          const std::string number = uri.substr(colon + 1);
+          char* end = nullptr;
+          bits_per_key = std::strtod(number.c_str(), &end);
+          if (number.empty() || end != number.c_str() + number.size()) {
+            *errmsg = std::string(CuckooFilterPolicy::kClassName()) +
+                      ": bits_per_key '" + number + "' is not a number";
+            return nullptr;
+          }
+        }
+        const std::string problem = CheckBitsPerKey(bits_per_key);
+        if (!problem.empty()) {
+          *errmsg = problem;
+          return nullptr;
+        }
+        guard->reset(new CuckooFilterPolicy(bits_per_key));
+        return guard->get();
+      });
+  size_t num_types = 0;
+  return static_cast<int>(library.GetFactoryCount(&num_types));
+}
+
+}  // namespace rocksdb_cuckoo

@@ -1,0 +1,72 @@
+// The RocksDB glue: a FilterPolicy whose SST filters are cuckoo filters, its
+// FilterBitsBuilder and FilterBitsReader, and the registrar that makes
+// "cuckoofilter" known to RocksDB's ObjectLibrary.
+//
+// Compile against the source tree of exactly the linked RocksDB version:
+// FilterBitsBuilder/FilterBitsReader are internal since RocksDB 7.0 and are
+// called through their vtables, so their declarations must match the library.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/utilities/object_registry.h"
+#include "rocksdb/version.h"
+
+namespace rocksdb_cuckoo {
+
+// Options of the policy, as registered for options strings and OPTIONS files.
+struct CuckooFilterPolicyOptions {
+  // Space budget: table bits per key. The policy picks the fingerprint width,
+  // bucket layout and load with the lowest false-positive rate within it.
+  double bits_per_key = 10.0;
+};
+
+inline constexpr double kMinBitsPerKey = 4.0;
+inline constexpr double kMaxBitsPerKey = 64.0;
+inline constexpr double kDefaultBitsPerKey = 10.0;
+
+class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
+ public:
+  explicit CuckooFilterPolicy(double bits_per_key = kDefaultBitsPerKey);
+
+  static const char* kClassName() { return "cuckoofilter"; }
+  // Permanent: RocksDB stores the filter under "fullfilter." + this name.
+  // The format version lives inside the block.
+  static const char* kCompatibilityName() { return "rocksdb_cuckoo.Cuckoo"; }
+
+  const char* Name() const override { return kClassName(); }
+  const char* CompatibilityName() const override {
+    return kCompatibilityName();
+  }
+  // "cuckoofilter:<bits_per_key>": parses back through the factory.
+  std::string GetId() const override;
+
+  ROCKSDB_NAMESPACE::Status PrepareOptions(
+      const ROCKSDB_NAMESPACE::ConfigOptions& config_options) override;
+  ROCKSDB_NAMESPACE::Status ValidateOptions(
+      const ROCKSDB_NAMESPACE::DBOptions& db_options,
+      const ROCKSDB_NAMESPACE::ColumnFamilyOptions& cf_options) const override;
+
+  ROCKSDB_NAMESPACE::FilterBitsBuilder* GetBuilderWithContext(
+      const ROCKSDB_NAMESPACE::FilterBuildingContext& context) const override;
+  ROCKSDB_NAMESPACE::FilterBitsReader* GetFilterBitsReader(
+      const ROCKSDB_NAMESPACE::Slice& contents) const override;
+
+  double bits_per_key() const { return options_.bits_per_key; }
+
+ private:
+  CuckooFilterPolicyOptions options_;
+};
+
+// Checks a bits-per-key value; empty when valid, otherwise the message.
+std::string CheckBitsPerKey(double bits_per_key);
+
+// Registers the "cuckoofilter" factory (forms "cuckoofilter" and
+// "cuckoofilter:<decimal>") into `library`. The signature of RocksDB's
+// plugin registrars, so that it also serves as cuckoo_FUNC in-tree.
+extern "C" int cuckoo_filter_register(ROCKSDB_NAMESPACE::ObjectLibrary& library,
+                                      const std::string& arg);
+
+}  // namespace rocksdb_cuckoo

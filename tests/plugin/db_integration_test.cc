@@ -1,0 +1,389 @@
+// Integration tests of the plugin against a real RocksDB: registration and
+// options strings under strict ConfigOptions, Get/MultiGet with full and
+// partitioned filters, the false-positive rate from RocksDB's tickers next to
+// the built-in Bloom filter's, OPTIONS file round trips, reopening under other
+// policies, and construction verification.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuckoo/sizing.h"
+#include "cuckoo_filter_policy.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/db.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/options.h"
+#include "rocksdb/slice_transform.h"
+#include "rocksdb/statistics.h"
+#include "rocksdb/table.h"
+#include "rocksdb/table_properties.h"
+#include "rocksdb/utilities/object_registry.h"
+#include "rocksdb/utilities/options_util.h"
+
+namespace rocksdb_cuckoo {
+namespace {
+
+namespace rdb = ROCKSDB_NAMESPACE;
+
+// Registers the plugin once for the whole process, as an application would.
+class PluginEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    cuckoo_filter_register(*rdb::ObjectLibrary::Default(), "cuckoo");
+  }
+};
+const auto* const plugin_environment =
+    ::testing::AddGlobalTestEnvironment(new PluginEnvironment);
+
+// Options parsing that fails loudly instead of silently dropping a policy.
+rdb::ConfigOptions StrictConfig() {
+  rdb::ConfigOptions config;
+  config.ignore_unsupported_options = false;
+  config.ignore_unknown_options = false;
+  config.input_strings_escaped = false;
+  return config;
+}
+
+std::string Key(uint64_t i) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "key%012llu",
+                static_cast<unsigned long long>(i));
+  return buffer;
+}
+// Sorts between Key(i) and Key(i + 1): inside the SST's key range, so the
+// filter (not the range check) decides.
+std::string AbsentKey(uint64_t i) { return Key(i) + "x"; }
+
+class DbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "cuckoo_db_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(path_);
+  }
+  void TearDown() override {
+    db_.reset();
+    std::filesystem::remove_all(path_);
+  }
+
+  rdb::Options MakeOptions(const std::string& table_options) {
+    rdb::BlockBasedTableOptions base;
+    rdb::BlockBasedTableOptions table;
+    rdb::Status s = rdb::GetBlockBasedTableOptionsFromString(
+        StrictConfig(), base, table_options, &table);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    rdb::Options options;
+    options.create_if_missing = true;
+    options.fail_if_options_file_error = true;
+    options.statistics = rdb::CreateDBStatistics();
+    options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
+    options.disable_auto_compactions = true;
+    return options;
+  }
+
+  void Open(const rdb::Options& options) {
+    db_.reset();
+    rdb::DB* db = nullptr;
+    rdb::Status s = rdb::DB::Open(options, path_, &db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    db_.reset(db);
+    statistics_ = options.statistics;
+  }
+
+  std::string PolicyInEffect() {
+    auto* table = db_->GetOptions()
+                      .table_factory->GetOptions<rdb::BlockBasedTableOptions>();
+    if (table == nullptr || table->filter_policy == nullptr) return "none";
+    return table->filter_policy->Name();
+  }
+
+  void Fill(uint64_t count) {
+    rdb::WriteOptions write;
+    write.disableWAL = true;
+    for (uint64_t i = 0; i < count; ++i) {
+      ASSERT_TRUE(db_->Put(write, Key(i), "v" + std::to_string(i)).ok());
+    }
+    ASSERT_TRUE(db_->Flush(rdb::FlushOptions()).ok());
+  }
+
+  uint64_t Ticker(rdb::Tickers ticker) {
+    return statistics_->getTickerCount(ticker);
+  }
+
+  // Gets every present key (must be found) and as many absent ones; returns
+  // the false-positive rate seen by the filter.
+  double CheckGets(uint64_t count) {
+    statistics_->Reset();
+    rdb::ReadOptions read;
+    std::string value;
+    for (uint64_t i = 0; i < count; ++i) {
+      rdb::Status s = db_->Get(read, Key(i), &value);
+      EXPECT_TRUE(s.ok()) << "false negative for " << Key(i) << ": "
+                          << s.ToString();
+      if (!s.ok()) return -1;
+      EXPECT_EQ(value, "v" + std::to_string(i));
+    }
+    EXPECT_EQ(Ticker(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE), count);
+    for (uint64_t i = 0; i < count; ++i) {
+      EXPECT_TRUE(db_->Get(read, AbsentKey(i), &value).IsNotFound());
+    }
+    const double useful = static_cast<double>(Ticker(rdb::BLOOM_FILTER_USEFUL));
+    const double false_positives =
+        static_cast<double>(Ticker(rdb::BLOOM_FILTER_FULL_POSITIVE) -
+                            Ticker(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE));
+    EXPECT_EQ(useful + false_positives, static_cast<double>(count))
+        << "every absent lookup must reach the filter";
+    return false_positives / (useful + false_positives);
+  }
+
+  rdb::TableProperties AggregatedProperties() {
+    rdb::TablePropertiesCollection all;
+    EXPECT_TRUE(db_->GetPropertiesOfAllTables(&all).ok());
+    rdb::TableProperties sum;
+    for (const auto& [file, props] : all) {
+      sum.filter_size += props->filter_size;
+      sum.num_filter_entries += props->num_filter_entries;
+      sum.num_entries += props->num_entries;
+      sum.filter_policy_name = props->filter_policy_name;
+    }
+    return sum;
+  }
+
+  std::string path_;
+  std::unique_ptr<rdb::DB> db_;
+  std::shared_ptr<rdb::Statistics> statistics_;
+};
+
+TEST(RegistrationTest, EveryOptionsFormGivesTheCuckooPolicy) {
+  struct Case {
+    std::string text;
+    double bits_per_key;
+  };
+  for (const Case& c :
+       {Case{"cuckoofilter", kDefaultBitsPerKey}, Case{"cuckoofilter:12", 12},
+        Case{"cuckoofilter:9.5", 9.5},
+        Case{"id=cuckoofilter;bits_per_key=16", 16},
+        Case{"{id=cuckoofilter;bits_per_key=20}", 20},
+        Case{"id=cuckoofilter:12;bits_per_key=14", 14}}) {
+    std::shared_ptr<const rdb::FilterPolicy> policy;
+    rdb::Status s =
+        rdb::FilterPolicy::CreateFromString(StrictConfig(), c.text, &policy);
+    ASSERT_TRUE(s.ok()) << c.text << ": " << s.ToString();
+    ASSERT_NE(policy, nullptr) << c.text;
+    ASSERT_STREQ(policy->Name(), "cuckoofilter");
+    auto* cuckoo = static_cast<const CuckooFilterPolicy*>(policy.get());
+    EXPECT_EQ(cuckoo->bits_per_key(), c.bits_per_key) << c.text;
+    // GetId parses back to an equivalent policy.
+    std::shared_ptr<const rdb::FilterPolicy> again;
+    ASSERT_TRUE(rdb::FilterPolicy::CreateFromString(StrictConfig(),
+                                                    policy->GetId(), &again)
+                    .ok())
+        << policy->GetId();
+    EXPECT_EQ(
+        static_cast<const CuckooFilterPolicy*>(again.get())->bits_per_key(),
+        c.bits_per_key);
+    EXPECT_EQ(again->GetId(), policy->GetId());
+  }
+}
+
+TEST(RegistrationTest, BadValuesGiveClearErrors) {
+  struct Case {
+    std::string text;
+    std::string message;
+  };
+  for (const Case& c :
+       {Case{"cuckoofilter:0",
+             "bits_per_key 0 is outside the allowed range [4, 64]"},
+        Case{"cuckoofilter:100",
+             "bits_per_key 100 is outside the allowed range [4, 64]"},
+        Case{"id=cuckoofilter;bits_per_key=2", "bits_per_key 2 is outside"},
+        Case{"id=cuckoofilter;bits=12", "Could not find option"},
+        Case{"cuckoofilter:abc", "Could not load FilterPolicy"},
+        Case{"cuckoo_filter:12", "Could not load FilterPolicy"}}) {
+    std::shared_ptr<const rdb::FilterPolicy> policy;
+    rdb::Status s =
+        rdb::FilterPolicy::CreateFromString(StrictConfig(), c.text, &policy);
+    EXPECT_FALSE(s.ok()) << c.text;
+    EXPECT_NE(s.ToString().find(c.message), std::string::npos)
+        << c.text << " gave: " << s.ToString();
+  }
+}
+
+TEST(RegistrationTest, CompatibilityNameIsOurOwn) {
+  CuckooFilterPolicy policy;
+  EXPECT_STRNE(policy.CompatibilityName(), "rocksdb.BuiltinBloomFilter");
+  EXPECT_STREQ(policy.CompatibilityName(), "rocksdb_cuckoo.Cuckoo");
+}
+
+TEST_F(DbTest, NoFalseNegativesAndFalsePositiveRatesAgainstBloom) {
+  constexpr uint64_t kKeys = 200000;
+  for (int bits : {10, 16}) {
+    double rates[2];
+    double bits_per_key[2];
+    const std::string policies[2] = {
+        "cuckoofilter:" + std::to_string(bits),
+        "bloomfilter:" + std::to_string(bits) + ":false"};
+    for (int p = 0; p < 2; ++p) {
+      SCOPED_TRACE(policies[p]);
+      std::filesystem::remove_all(path_);
+      Open(MakeOptions("filter_policy=" + policies[p]));
+      ASSERT_EQ(PolicyInEffect(), p == 0 ? "cuckoofilter" : "bloomfilter");
+      Fill(kKeys);
+      rates[p] = CheckGets(kKeys);
+      const rdb::TableProperties props = AggregatedProperties();
+      ASSERT_EQ(props.num_filter_entries, kKeys);
+      bits_per_key[p] = 8.0 * props.filter_size / kKeys;
+      if (p == 0) {
+        EXPECT_EQ(props.filter_policy_name, "cuckoofilter");
+        const cuckoo::FilterConfig config = cuckoo::ChooseForBitsPerKey(bits);
+        EXPECT_LE(bits_per_key[p], bits + 0.01);
+        EXPECT_NEAR(rates[p], config.expected_fpr, 0.2 * config.expected_fpr);
+      }
+    }
+    std::printf(
+        "[ result ] %d bits/key: cuckoo FPR %.4f%% at %.3f bits/key, "
+        "bloom FPR %.4f%% at %.3f bits/key, ratio %.3f\n",
+        bits, 100 * rates[0], bits_per_key[0], 100 * rates[1], bits_per_key[1],
+        rates[0] / rates[1]);
+    RecordProperty("cuckoo_fpr_" + std::to_string(bits),
+                   std::to_string(rates[0]));
+    RecordProperty("bloom_fpr_" + std::to_string(bits),
+                   std::to_string(rates[1]));
+    EXPECT_LT(rates[0], rates[1]);
+  }
+}
+
+TEST_F(DbTest, MultiGetFindsEveryKeyAndFiltersAbsentOnes) {
+  Open(MakeOptions("filter_policy=cuckoofilter:12"));
+  ASSERT_EQ(PolicyInEffect(), "cuckoofilter");
+  constexpr uint64_t kKeys = 50000;
+  Fill(kKeys);
+  statistics_->Reset();
+  rdb::ReadOptions read;
+  for (uint64_t begin = 0; begin < kKeys; begin += 32) {
+    std::vector<std::string> keys;
+    for (uint64_t i = begin; i < begin + 32 && i < kKeys; ++i) {
+      keys.push_back(Key(i));
+      keys.push_back(AbsentKey(i));
+    }
+    std::vector<rdb::Slice> slices(keys.begin(), keys.end());
+    std::vector<rdb::PinnableSlice> values(keys.size());
+    std::vector<rdb::Status> statuses(keys.size());
+    db_->MultiGet(read, db_->DefaultColumnFamily(), slices.size(),
+                  slices.data(), values.data(), statuses.data());
+    for (size_t k = 0; k < keys.size(); k += 2) {
+      ASSERT_TRUE(statuses[k].ok())
+          << keys[k] << ": " << statuses[k].ToString();
+      ASSERT_TRUE(statuses[k + 1].IsNotFound());
+    }
+  }
+  EXPECT_EQ(Ticker(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE), kKeys);
+  EXPECT_GT(Ticker(rdb::BLOOM_FILTER_USEFUL), kKeys * 99 / 100);
+}
+
+TEST_F(DbTest, PartitionedFiltersWithTinyPartitions) {
+  Open(
+      MakeOptions("filter_policy=cuckoofilter:10;partition_filters=true;"
+                  "index_type=kTwoLevelIndexSearch;metadata_block_size=1024;"
+                  "cache_index_and_filter_blocks=true"));
+  ASSERT_EQ(PolicyInEffect(), "cuckoofilter");
+  constexpr uint64_t kKeys = 100000;
+  Fill(kKeys);
+  const double rate = CheckGets(kKeys);
+  const rdb::TableProperties props = AggregatedProperties();
+  EXPECT_EQ(props.num_filter_entries, kKeys);
+  EXPECT_LT(rate, 2 * cuckoo::ChooseForBitsPerKey(10).expected_fpr);
+}
+
+TEST_F(DbTest, OptionsFileRoundTripsThePolicy) {
+  Open(MakeOptions("filter_policy={id=cuckoofilter;bits_per_key=14}"));
+  Fill(1000);
+  db_.reset();
+  rdb::DBOptions db_options;
+  std::vector<rdb::ColumnFamilyDescriptor> families;
+  rdb::Status s =
+      rdb::LoadLatestOptions(StrictConfig(), path_, &db_options, &families);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(families.size(), 1u);
+  auto* table =
+      families[0]
+          .options.table_factory->GetOptions<rdb::BlockBasedTableOptions>();
+  ASSERT_NE(table, nullptr);
+  ASSERT_NE(table->filter_policy, nullptr) << "the policy was dropped";
+  ASSERT_STREQ(table->filter_policy->Name(), "cuckoofilter");
+  EXPECT_EQ(static_cast<const CuckooFilterPolicy*>(table->filter_policy.get())
+                ->bits_per_key(),
+            14.0);
+}
+
+TEST_F(DbTest, ReopeningUnderOtherPoliciesKeepsEveryReadCorrect) {
+  constexpr uint64_t kKeys = 20000;
+  Open(MakeOptions("filter_policy=cuckoofilter:12"));
+  Fill(kKeys);
+  for (const std::string& policy :
+       {std::string("bloomfilter:10:false"), std::string("nullptr"),
+        std::string("cuckoofilter:12")}) {
+    SCOPED_TRACE(policy);
+    Open(MakeOptions("filter_policy=" + policy));
+    statistics_->Reset();
+    std::string value;
+    for (uint64_t i = 0; i < kKeys; ++i) {
+      ASSERT_TRUE(db_->Get(rdb::ReadOptions(), Key(i), &value).ok());
+      ASSERT_TRUE(
+          db_->Get(rdb::ReadOptions(), AbsentKey(i), &value).IsNotFound());
+    }
+    // Only the cuckoo policy finds (and uses) the cuckoo filter blocks.
+    const bool cuckoo = policy.rfind("cuckoofilter", 0) == 0;
+    EXPECT_EQ(Ticker(rdb::BLOOM_FILTER_USEFUL) > 0, cuckoo);
+  }
+  // Rewrite under Bloom, then read under cuckoo: no filter, still correct.
+  Open(MakeOptions("filter_policy=bloomfilter:10:false"));
+  ASSERT_TRUE(
+      db_->CompactRange(rdb::CompactRangeOptions(), nullptr, nullptr).ok());
+  Open(MakeOptions("filter_policy=cuckoofilter:12"));
+  statistics_->Reset();
+  std::string value;
+  for (uint64_t i = 0; i < kKeys; i += 7) {
+    ASSERT_TRUE(db_->Get(rdb::ReadOptions(), Key(i), &value).ok());
+  }
+  EXPECT_EQ(Ticker(rdb::BLOOM_FILTER_USEFUL), 0u);
+}
+
+TEST_F(DbTest, ConstructionVerificationPassesAndAdversarialKeysWork) {
+  rdb::Options options = MakeOptions(
+      "filter_policy=cuckoofilter:10;detect_filter_construct_corruption=true");
+  options.prefix_extractor.reset(rdb::NewFixedPrefixTransform(3));
+  Open(options);
+  rdb::WriteOptions write;
+  // The empty key, many versions of one key, keys that are their own prefix.
+  ASSERT_TRUE(db_->Put(write, "", "empty").ok());
+  std::vector<const rdb::Snapshot*> snapshots;
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(db_->Put(write, "same", std::to_string(i)).ok());
+    snapshots.push_back(db_->GetSnapshot());
+  }
+  for (const char* key : {"a", "ab", "abc", "abcd", "abd"}) {
+    ASSERT_TRUE(db_->Put(write, key, key).ok());
+  }
+  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(db_->Put(write, Key(i), "v").ok());
+  ASSERT_TRUE(db_->Flush(rdb::FlushOptions()).ok());
+  std::string value;
+  ASSERT_TRUE(db_->Get(rdb::ReadOptions(), "", &value).ok());
+  EXPECT_EQ(value, "empty");
+  ASSERT_TRUE(db_->Get(rdb::ReadOptions(), "same", &value).ok());
+  EXPECT_EQ(value, "49");
+  for (const char* key : {"a", "ab", "abc", "abcd", "abd"}) {
+    ASSERT_TRUE(db_->Get(rdb::ReadOptions(), key, &value).ok()) << key;
+  }
+  for (int i = 0; i < 5000; ++i)
+    ASSERT_TRUE(db_->Get(rdb::ReadOptions(), Key(i), &value).ok());
+  for (const rdb::Snapshot* snapshot : snapshots)
+    db_->ReleaseSnapshot(snapshot);
+}
+
+}  // namespace
+}  // namespace rocksdb_cuckoo
