@@ -122,11 +122,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     const cuckoo::BucketTableView view(block.layout, block.num_buckets,
                                        block.table);
     for (uint64_t hash : hashes) {
-      const uint32_t bucket = hashing.PrimaryBucket(hash);
-      const uint32_t fingerprint = hashing.Fingerprint(hash);
-      if (!view.BucketContains(bucket, fingerprint) &&
-          !view.BucketContains(hashing.AltBucket(bucket, fingerprint),
-                               fingerprint)) {
+      if (!view.Contains(hashing.Locate(hash))) {
         return Status::Corruption(
             "cuckoofilter: a key added to the filter does not match it");
       }
@@ -167,36 +163,24 @@ class CuckooFilterBitsReader : public FilterBitsReader {
         table_(block.layout, block.num_buckets, block.table) {}
 
   bool MayMatch(const Slice& key) override {
-    const uint64_t hash = cuckoo::HashKey(key.data(), key.size());
-    const uint32_t bucket = hashing_.PrimaryBucket(hash);
-    const uint32_t fingerprint = hashing_.Fingerprint(hash);
-    return table_.BucketContains(bucket, fingerprint) ||
-           table_.BucketContains(hashing_.AltBucket(bucket, fingerprint),
-                                 fingerprint);
+    return table_.Contains(
+        hashing_.Locate(cuckoo::HashKey(key.data(), key.size())));
   }
 
   // The MultiGet path: hash every key and prefetch both of its buckets
   // before the first probe, so the cache misses overlap.
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
     constexpr int kChunk = 32;
-    uint32_t buckets[kChunk];
-    uint32_t alternates[kChunk];
-    uint32_t fingerprints[kChunk];
+    cuckoo::KeyPosition positions[kChunk];
     for (int begin = 0; begin < num_keys; begin += kChunk) {
       const int n = num_keys - begin < kChunk ? num_keys - begin : kChunk;
       for (int i = 0; i < n; ++i) {
         const Slice& key = *keys[begin + i];
-        const uint64_t hash = cuckoo::HashKey(key.data(), key.size());
-        buckets[i] = hashing_.PrimaryBucket(hash);
-        fingerprints[i] = hashing_.Fingerprint(hash);
-        alternates[i] = hashing_.AltBucket(buckets[i], fingerprints[i]);
-        __builtin_prefetch(table_.BucketAddress(buckets[i]));
-        __builtin_prefetch(table_.BucketAddress(alternates[i]));
+        positions[i] = hashing_.Locate(cuckoo::HashKey(key.data(), key.size()));
+        table_.Prefetch(positions[i]);
       }
       for (int i = 0; i < n; ++i) {
-        may_match[begin + i] =
-            table_.BucketContains(buckets[i], fingerprints[i]) ||
-            table_.BucketContains(alternates[i], fingerprints[i]);
+        may_match[begin + i] = table_.Contains(positions[i]);
       }
     }
   }

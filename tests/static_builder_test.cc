@@ -14,11 +14,7 @@ using testing::HashStream;
 bool TableContains(const BucketTable& table, uint64_t hash) {
   const CuckooHashing hashing(table.num_buckets(),
                               table.layout().fingerprint_bits);
-  const uint32_t bucket = hashing.PrimaryBucket(hash);
-  const uint32_t fingerprint = hashing.Fingerprint(hash);
-  return table.view().BucketContains(bucket, fingerprint) ||
-         table.view().BucketContains(hashing.AltBucket(bucket, fingerprint),
-                                     fingerprint);
+  return table.view().Contains(hashing.Locate(hash));
 }
 
 TEST(SortAndUniqueTest, MatchesStdSortAndUnique) {

@@ -218,6 +218,18 @@ class BucketTableView {
     return found;
   }
 
+  // The lookup of a cuckoo filter: either bucket holds the fingerprint.
+  bool Contains(const KeyPosition& position) const {
+    return BucketContains(position.bucket, position.fingerprint) ||
+           BucketContains(position.alternate, position.fingerprint);
+  }
+
+  // Starts loading both buckets of a key into the cache.
+  void Prefetch(const KeyPosition& position) const {
+    __builtin_prefetch(BucketAddress(position.bucket));
+    __builtin_prefetch(BucketAddress(position.alternate));
+  }
+
   // Number of slots of the bucket holding `fingerprint`.
   int CountInBucket(uint32_t bucket, uint32_t fingerprint) const {
     uint32_t slots[kMaxBucketSize];

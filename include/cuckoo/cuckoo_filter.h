@@ -82,65 +82,50 @@ class CuckooFilter {
   uint32_t NumBuckets() const { return hashing_.num_buckets(); }
 
   InsertResult Insert(uint64_t hash) {
-    const uint32_t fingerprint = hashing_.Fingerprint(hash);
-    const uint32_t bucket = hashing_.PrimaryBucket(hash);
-    if (TryAddToBucket(bucket, fingerprint) ||
-        TryAddToBucket(hashing_.AltBucket(bucket, fingerprint), fingerprint)) {
+    const KeyPosition position = hashing_.Locate(hash);
+    if (TryAddToBucket(position.bucket, position.fingerprint) ||
+        TryAddToBucket(position.alternate, position.fingerprint)) {
       ++num_items_;
       return InsertResult::kOk;
     }
-    return KickOut(bucket, fingerprint);
+    return KickOut(position.bucket, position.fingerprint);
   }
 
   bool Contains(uint64_t hash) const {
-    const uint32_t fingerprint = hashing_.Fingerprint(hash);
-    const uint32_t bucket = hashing_.PrimaryBucket(hash);
-    const BucketTableView& view = table_.view();
-    return view.BucketContains(bucket, fingerprint) ||
-           view.BucketContains(hashing_.AltBucket(bucket, fingerprint),
-                               fingerprint) ||
-           (!stash_.empty() && StashCount(bucket, fingerprint) > 0);
+    const KeyPosition position = hashing_.Locate(hash);
+    return table_.view().Contains(position) ||
+           (!stash_.empty() && StashCount(position) > 0);
   }
 
   // Batched lookup: prefetches both buckets of every key before probing.
   void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
     constexpr size_t kChunk = 32;
-    uint32_t buckets[kChunk];
-    uint32_t fingerprints[kChunk];
+    KeyPosition positions[kChunk];
+    const BucketTableView& view = table_.view();
     for (size_t begin = 0; begin < count; begin += kChunk) {
       const size_t n = std::min(kChunk, count - begin);
       for (size_t i = 0; i < n; ++i) {
-        fingerprints[i] = hashing_.Fingerprint(hashes[begin + i]);
-        buckets[i] = hashing_.PrimaryBucket(hashes[begin + i]);
-        __builtin_prefetch(table_.view().BucketAddress(buckets[i]));
-        __builtin_prefetch(table_.view().BucketAddress(
-            hashing_.AltBucket(buckets[i], fingerprints[i])));
+        positions[i] = hashing_.Locate(hashes[begin + i]);
+        view.Prefetch(positions[i]);
       }
       for (size_t i = 0; i < n; ++i) {
-        const BucketTableView& view = table_.view();
-        out[begin + i] =
-            view.BucketContains(buckets[i], fingerprints[i]) ||
-            view.BucketContains(hashing_.AltBucket(buckets[i], fingerprints[i]),
-                                fingerprints[i]) ||
-            (!stash_.empty() && StashCount(buckets[i], fingerprints[i]) > 0);
+        out[begin + i] = view.Contains(positions[i]) ||
+                         (!stash_.empty() && StashCount(positions[i]) > 0);
       }
     }
   }
 
   // Removes one copy. Returns false when no copy was found.
   bool Erase(uint64_t hash) {
-    const uint32_t fingerprint = hashing_.Fingerprint(hash);
-    const uint32_t bucket = hashing_.PrimaryBucket(hash);
-    const uint32_t alt = hashing_.AltBucket(bucket, fingerprint);
-    if (TryRemoveFromBucket(bucket, fingerprint) ||
-        TryRemoveFromBucket(alt, fingerprint)) {
+    const KeyPosition position = hashing_.Locate(hash);
+    if (TryRemoveFromBucket(position.bucket, position.fingerprint) ||
+        TryRemoveFromBucket(position.alternate, position.fingerprint)) {
       --num_items_;
       DrainStash();
       return true;
     }
     for (size_t i = 0; i < stash_.size(); ++i) {
-      if (stash_[i].fingerprint == fingerprint &&
-          (stash_[i].bucket == bucket || stash_[i].bucket == alt)) {
+      if (InStash(stash_[i], position)) {
         stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
         --num_items_;
         return true;
@@ -151,14 +136,12 @@ class CuckooFilter {
 
   // Copies of the key's fingerprint in its two buckets and the stash.
   uint32_t Count(uint64_t hash) const {
-    const uint32_t fingerprint = hashing_.Fingerprint(hash);
-    const uint32_t bucket = hashing_.PrimaryBucket(hash);
+    const KeyPosition position = hashing_.Locate(hash);
     const BucketTableView& view = table_.view();
     return static_cast<uint32_t>(
-        view.CountInBucket(bucket, fingerprint) +
-        view.CountInBucket(hashing_.AltBucket(bucket, fingerprint),
-                           fingerprint) +
-        StashCount(bucket, fingerprint));
+        view.CountInBucket(position.bucket, position.fingerprint) +
+        view.CountInBucket(position.alternate, position.fingerprint) +
+        StashCount(position));
   }
 
   uint64_t Size() const { return num_items_; }
@@ -278,13 +261,16 @@ class CuckooFilter {
     return false;
   }
 
-  uint32_t StashCount(uint32_t bucket, uint32_t fingerprint) const {
-    const uint32_t alt = hashing_.AltBucket(bucket, fingerprint);
+  // Whether a stash entry is a copy of the key at `position`.
+  static bool InStash(const StashEntry& entry, const KeyPosition& position) {
+    return entry.fingerprint == position.fingerprint &&
+           (entry.bucket == position.bucket ||
+            entry.bucket == position.alternate);
+  }
+
+  uint32_t StashCount(const KeyPosition& position) const {
     uint32_t count = 0;
-    for (const StashEntry& entry : stash_) {
-      count += entry.fingerprint == fingerprint &&
-               (entry.bucket == bucket || entry.bucket == alt);
-    }
+    for (const StashEntry& entry : stash_) count += InStash(entry, position);
     return count;
   }
 

@@ -75,6 +75,13 @@ inline uint64_t ValidBucketCount(uint64_t wanted) {
   return even;
 }
 
+// Where a key lives: its fingerprint and its two candidate buckets.
+struct KeyPosition {
+  uint32_t bucket;     // primary
+  uint32_t alternate;  // AltBucket(bucket, fingerprint)
+  uint32_t fingerprint;
+};
+
 // The hash-to-position mapping for one table geometry.
 class CuckooHashing {
  public:
@@ -104,6 +111,12 @@ class CuckooHashing {
     // spread, and FastRange32 uses the high bits.
     uint32_t target = FastRange32(fingerprint * 0x9E3779B1u, num_buckets_) | 1u;
     return target >= bucket ? target - bucket : target - bucket + num_buckets_;
+  }
+
+  KeyPosition Locate(uint64_t hash) const {
+    const uint32_t bucket = PrimaryBucket(hash);
+    const uint32_t fingerprint = Fingerprint(hash);
+    return KeyPosition{bucket, AltBucket(bucket, fingerprint), fingerprint};
   }
 
  private:
