@@ -81,6 +81,19 @@ struct Policy {
   }
 };
 
+// A filter family as db_bench users know it, and how to ask RocksDB for it.
+struct PolicyFamily {
+  std::string family;     // --filters name
+  std::string id;         // filter_policy= prefix before the bits per key
+  std::string id_suffix;  // after it
+  std::string name;       // FilterPolicy::Name()
+};
+const PolicyFamily kPolicyFamilies[] = {
+    {"bloom", "bloomfilter:", ":false", "bloomfilter"},
+    {"ribbon", "ribbonfilter:", ":-1", "ribbonfilter"},
+    {"cuckoo", "cuckoofilter:", "", "cuckoofilter"},
+};
+
 struct Measurement {
   double ops_per_second = 0;
   double p50_us = 0;
@@ -335,42 +348,32 @@ void PrintTable(const std::vector<Row>& rows) {
       "|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& row : rows) {
     const Row* bloom = BloomRowFor(rows, row);
-    auto ratio = [bloom](double value, double bloom_value) {
-      return bloom != nullptr ? Ratio(value, bloom_value) : std::string();
+    // The formatted value, followed by its ratio to Bloom's where there is
+    // a Bloom row to compare with.
+    auto cell = [&](auto get, const char* format, double scale = 1.0) {
+      const double value = get(row);
+      if (value < 0) return std::string("n/a");
+      char text[48];
+      std::snprintf(text, sizeof(text), format, scale * value);
+      return text + (bloom ? Ratio(value, get(*bloom)) : std::string());
     };
-    char fpr[32] = "n/a";
-    if (row.readmissing.false_positive_rate >= 0) {
-      std::snprintf(fpr, sizeof(fpr), "%.4f%%",
-                    100 * row.readmissing.false_positive_rate);
-    }
     std::printf(
-        "| %s | %.2f | %s%s | %.0f%s | %.0f%s | %.0f%s | %.2f / %.2f | "
-        "%.2f / %.2f | %.2f%s |\n",
-        row.policy.Label().c_str(), row.bits_per_key, fpr,
-        bloom ? ratio(row.readmissing.false_positive_rate,
-                      bloom->readmissing.false_positive_rate)
-                    .c_str()
-              : "",
-        row.readrandom.ops_per_second,
-        bloom ? ratio(row.readrandom.ops_per_second,
-                      bloom->readrandom.ops_per_second)
-                    .c_str()
-              : "",
-        row.readmissing.ops_per_second,
-        bloom ? ratio(row.readmissing.ops_per_second,
-                      bloom->readmissing.ops_per_second)
-                    .c_str()
-              : "",
-        row.multireadrandom.ops_per_second,
-        bloom ? ratio(row.multireadrandom.ops_per_second,
-                      bloom->multireadrandom.ops_per_second)
-                    .c_str()
-              : "",
+        "| %s | %.2f | %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s |\n",
+        row.policy.Label().c_str(), row.bits_per_key,
+        cell([](const Row& r) { return r.readmissing.false_positive_rate; },
+             "%.4f%%", 100.0)
+            .c_str(),
+        cell([](const Row& r) { return r.readrandom.ops_per_second; }, "%.0f")
+            .c_str(),
+        cell([](const Row& r) { return r.readmissing.ops_per_second; }, "%.0f")
+            .c_str(),
+        cell([](const Row& r) { return r.multireadrandom.ops_per_second; },
+             "%.0f")
+            .c_str(),
         row.readrandom.p50_us, row.readrandom.p99_us, row.readmissing.p50_us,
-        row.readmissing.p99_us, row.construction_seconds,
-        bloom ? ratio(row.construction_seconds, bloom->construction_seconds)
-                    .c_str()
-              : "");
+        row.readmissing.p99_us,
+        cell([](const Row& r) { return r.construction_seconds; }, "%.2f")
+            .c_str());
   }
 }
 
@@ -419,21 +422,19 @@ int main(int argc, char** argv) {
       policies.push_back({"none", 0, "nullptr", ""});
       continue;
     }
+    const PolicyFamily* known = nullptr;
+    for (const PolicyFamily& candidate : kPolicyFamilies) {
+      if (family == candidate.family) known = &candidate;
+    }
+    if (known == nullptr) {
+      std::fprintf(stderr, "filter_compare: unknown filter '%s'\n",
+                   family.c_str());
+      return 2;
+    }
     for (int bits : budgets) {
-      const std::string b = std::to_string(bits);
-      if (family == "bloom") {
-        policies.push_back(
-            {family, bits, "bloomfilter:" + b + ":false", "bloomfilter"});
-      } else if (family == "ribbon") {
-        policies.push_back(
-            {family, bits, "ribbonfilter:" + b + ":-1", "ribbonfilter"});
-      } else if (family == "cuckoo") {
-        policies.push_back({family, bits, "cuckoofilter:" + b, "cuckoofilter"});
-      } else {
-        std::fprintf(stderr, "filter_compare: unknown filter '%s'\n",
-                     family.c_str());
-        return 2;
-      }
+      policies.push_back({family, bits,
+                          known->id + std::to_string(bits) + known->id_suffix,
+                          known->name});
     }
   }
 
