@@ -1,0 +1,249 @@
+// Tests of the plugin's builder and reader through RocksDB's internal
+// FilterBitsBuilder/FilterBitsReader interfaces, without a DB: the builder
+// contract (reuse across partitions, exact entry counts, space estimates,
+// post-verification) and the reader's answer on malformed blocks.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuckoo/sizing.h"
+#include "cuckoo_filter_block.h"
+#include "cuckoo_filter_policy.h"
+#include "rocksdb/table.h"
+#include "table/block_based/filter_policy_internal.h"
+
+namespace rocksdb_cuckoo {
+namespace {
+
+namespace rdb = ROCKSDB_NAMESPACE;
+
+std::string Key(int i) { return "key" + std::to_string(i); }
+
+class FilterBitsTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<rdb::FilterBitsBuilder> NewBuilder(
+      double bits_per_key, bool detect_corruption = false) {
+    policy_ = std::make_unique<CuckooFilterPolicy>(bits_per_key);
+    table_options_.detect_filter_construct_corruption = detect_corruption;
+    rdb::FilterBuildingContext context(table_options_);
+    return std::unique_ptr<rdb::FilterBitsBuilder>(
+        policy_->GetBuilderWithContext(context));
+  }
+
+  std::unique_ptr<rdb::FilterBitsReader> NewReader(const rdb::Slice& block) {
+    return std::unique_ptr<rdb::FilterBitsReader>(
+        policy_->GetFilterBitsReader(block));
+  }
+
+  // Fraction of `count` keys never added that the reader matches.
+  static double FalsePositiveRate(rdb::FilterBitsReader* reader, int count) {
+    int positives = 0;
+    for (int i = 0; i < count; ++i) {
+      positives += reader->MayMatch("absent" + std::to_string(i));
+    }
+    return static_cast<double>(positives) / count;
+  }
+
+  rdb::BlockBasedTableOptions table_options_;
+  std::unique_ptr<CuckooFilterPolicy> policy_;
+};
+
+TEST_F(FilterBitsTest, BuildsMatchesAndCountsDistinctKeys) {
+  auto builder = NewBuilder(12);
+  // Sorted keys with adjacent duplicates, and the same keys again later.
+  for (int i = 0; i < 10000; ++i) {
+    builder->AddKey(Key(i));
+    if (i % 3 == 0) builder->AddKey(Key(i));
+  }
+  for (int i = 0; i < 10000; i += 10) builder->AddKey(Key(i));
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 10000u);
+  std::unique_ptr<const char[]> buf;
+  rdb::Status status;
+  const rdb::Slice block = builder->Finish(&buf, &status);
+  ASSERT_TRUE(status.ok());
+  EXPECT_TRUE(builder->MaybePostVerify(block).ok());
+  const DecodedBlock decoded =
+      DecodeBlock(reinterpret_cast<const uint8_t*>(block.data()), block.size());
+  ASSERT_TRUE(decoded.has_table) << decoded.reason;
+  EXPECT_EQ(decoded.num_keys, 10000u);
+  EXPECT_LE(8.0 * block.size() / 10000, 12.0 + 0.05);
+  auto reader = NewReader(block);
+  for (int i = 0; i < 10000; ++i) ASSERT_TRUE(reader->MayMatch(Key(i))) << i;
+  const double expected = cuckoo::ChooseForBitsPerKey(12).expected_fpr;
+  EXPECT_NEAR(FalsePositiveRate(reader.get(), 400000), expected,
+              0.25 * expected);
+}
+
+TEST_F(FilterBitsTest, FinishResetsTheBuilderForTheNextPartition) {
+  auto builder = NewBuilder(10);
+  std::vector<std::unique_ptr<const char[]>> buffers(3);
+  std::vector<rdb::Slice> blocks;
+  for (int partition = 0; partition < 3; ++partition) {
+    for (int i = partition * 1000; i < (partition + 1) * 1000; ++i) {
+      builder->AddKey(Key(i));
+    }
+    EXPECT_EQ(builder->EstimateEntriesAdded(), 1000u);
+    blocks.push_back(builder->Finish(&buffers[partition]));
+    EXPECT_EQ(builder->EstimateEntriesAdded(), 0u);
+  }
+  for (int partition = 0; partition < 3; ++partition) {
+    auto reader = NewReader(blocks[partition]);
+    int own = 0, others = 0;
+    for (int i = 0; i < 3000; ++i) {
+      const bool match = reader->MayMatch(Key(i));
+      if (i / 1000 == partition) {
+        own += match;
+      } else {
+        others += match;
+      }
+    }
+    EXPECT_EQ(own, 1000) << "partition " << partition;
+    EXPECT_LT(others, 2000 * 0.02)
+        << "partition " << partition << " kept keys of another";
+  }
+}
+
+TEST_F(FilterBitsTest, EmptyFilterMatchesNothingAndEmptyKeyWorks) {
+  auto builder = NewBuilder(10);
+  std::unique_ptr<const char[]> buf;
+  const rdb::Slice empty = builder->Finish(&buf);
+  EXPECT_GT(empty.size(), 0u) << "a zero-length block would read as no filter";
+  auto reader = NewReader(empty);
+  EXPECT_EQ(FalsePositiveRate(reader.get(), 10000), 0.0);
+  EXPECT_FALSE(reader->MayMatch(""));
+
+  builder->AddKey("");
+  std::unique_ptr<const char[]> buf2;
+  auto with_empty_key = NewReader(builder->Finish(&buf2));
+  EXPECT_TRUE(with_empty_key->MayMatch(""));
+}
+
+TEST_F(FilterBitsTest, BatchedLookupWritesEveryOutput) {
+  auto builder = NewBuilder(16);
+  for (int i = 0; i < 5000; ++i) builder->AddKey(Key(i));
+  std::unique_ptr<const char[]> buf;
+  auto reader = NewReader(builder->Finish(&buf));
+  for (int num_keys : {0, 1, 7, 31, 32}) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < num_keys; ++i) {
+      keys.push_back(i % 2 ? Key(i * 13) : "absent" + std::to_string(i));
+    }
+    std::vector<rdb::Slice> slices(keys.begin(), keys.end());
+    std::vector<rdb::Slice*> pointers;
+    for (rdb::Slice& slice : slices) pointers.push_back(&slice);
+    // Garbage in the outputs, as RocksDB leaves all but the first.
+    bool outputs[32];
+    std::memset(outputs, 0x5A, sizeof(outputs));
+    reader->MayMatch(num_keys, pointers.data(), outputs);
+    for (int i = 0; i < num_keys; ++i) {
+      const unsigned char byte = reinterpret_cast<unsigned char*>(outputs)[i];
+      ASSERT_TRUE(byte == 0 || byte == 1) << "output " << i << " not written";
+      EXPECT_EQ(outputs[i], reader->MayMatch(keys[i])) << i;
+    }
+  }
+}
+
+TEST_F(FilterBitsTest, PostVerificationCatchesACorruptedFilter) {
+  auto builder = NewBuilder(10, /*detect_corruption=*/true);
+  for (int i = 0; i < 2000; ++i) builder->AddKey(Key(i));
+  std::unique_ptr<const char[]> buf;
+  const rdb::Slice block = builder->Finish(&buf);
+  // Zero the table: every key is then missing.
+  std::string damaged(block.data(), block.size());
+  std::memset(&damaged[kBlockHeaderBytes], 0,
+              damaged.size() - kBlockHeaderBytes);
+  const rdb::Status status = builder->MaybePostVerify(damaged);
+  EXPECT_TRUE(status.IsCorruption()) << status.ToString();
+  // The hashes are released: a second call has nothing to verify.
+  EXPECT_TRUE(builder->MaybePostVerify(damaged).ok());
+
+  // Without the option nothing is retained, so nothing is verified.
+  auto unverified = NewBuilder(10, /*detect_corruption=*/false);
+  for (int i = 0; i < 2000; ++i) unverified->AddKey(Key(i));
+  std::unique_ptr<const char[]> buf2;
+  unverified->Finish(&buf2);
+  EXPECT_TRUE(unverified->MaybePostVerify(damaged).ok());
+}
+
+TEST_F(FilterBitsTest, ApproximateNumEntriesIsMonotoneAndConsistent) {
+  auto builder = NewBuilder(10);
+  size_t previous = 0;
+  for (size_t bytes : {0u, 16u, 100u, 1000u, 3687u, 10000u, 1000000u}) {
+    const size_t entries = builder->ApproximateNumEntries(bytes);
+    EXPECT_GE(entries, previous);
+    previous = entries;
+  }
+  // A filter for that many keys is about that size.
+  const size_t entries = builder->ApproximateNumEntries(100000);
+  for (size_t i = 0; i < entries; ++i)
+    builder->AddKey(Key(static_cast<int>(i)));
+  std::unique_ptr<const char[]> buf;
+  const rdb::Slice block = builder->Finish(&buf);
+  EXPECT_NEAR(static_cast<double>(block.size()), 100000.0, 100000.0 * 0.01);
+}
+
+TEST_F(FilterBitsTest, MalformedBlocksMatchEverything) {
+  auto builder = NewBuilder(10);
+  for (int i = 0; i < 3000; ++i) builder->AddKey(Key(i));
+  std::unique_ptr<const char[]> buf;
+  const rdb::Slice good_slice = builder->Finish(&buf);
+  const std::string good(good_slice.data(), good_slice.size());
+  ASSERT_LT(FalsePositiveRate(NewReader(good).get(), 10000), 0.02);
+
+  std::vector<std::pair<std::string, std::string>> bad;
+  bad.emplace_back("empty", "");
+  bad.emplace_back("truncated header", good.substr(0, 10));
+  bad.emplace_back("truncated table", good.substr(0, good.size() - 1));
+  bad.emplace_back("longer", good + "x");
+  auto mutate = [&](const std::string& what, size_t offset, uint8_t value) {
+    std::string block = good;
+    block[offset] = static_cast<char>(value);
+    bad.emplace_back(what, block);
+  };
+  mutate("magic", 0, 'X');
+  mutate("newer version", 4, 2);
+  mutate("unknown kind", 5, 7);
+  mutate("bucket size", 6, 3);
+  mutate("fingerprint bits", 7, 40);
+  mutate("flags", 8, 0x82);
+  mutate("key hash", 9, 1);
+  mutate("reserved", 10, 1);
+  mutate("odd bucket count", 12, static_cast<uint8_t>(good[12] | 1));
+  mutate("huge bucket count", 15, 0xFF);
+  bad.emplace_back("always match", [] {
+    const std::vector<uint8_t> block = EncodeAlwaysMatchBlock();
+    return std::string(block.begin(), block.end());
+  }());
+  for (const auto& [what, block] : bad) {
+    const DecodedBlock decoded = DecodeBlock(
+        reinterpret_cast<const uint8_t*>(block.data()), block.size());
+    EXPECT_FALSE(decoded.has_table) << what;
+    EXPECT_FALSE(decoded.reason.empty()) << what;
+    auto reader = NewReader(block);
+    EXPECT_EQ(FalsePositiveRate(reader.get(), 1000), 1.0) << what;
+    bool outputs[3] = {false, false, false};
+    rdb::Slice keys[3] = {"a", "b", "c"};
+    rdb::Slice* pointers[3] = {&keys[0], &keys[1], &keys[2]};
+    reader->MayMatch(3, pointers, outputs);
+    EXPECT_TRUE(outputs[0] && outputs[1] && outputs[2]) << what;
+  }
+}
+
+TEST_F(FilterBitsTest, ReaderWorksOnUnalignedMemory) {
+  auto builder = NewBuilder(10);
+  for (int i = 0; i < 1000; ++i) builder->AddKey(Key(i));
+  std::unique_ptr<const char[]> buf;
+  const rdb::Slice block = builder->Finish(&buf);
+  for (size_t shift = 1; shift < 8; ++shift) {
+    std::string storage(shift, '\0');
+    storage.append(block.data(), block.size());
+    auto reader = NewReader(rdb::Slice(storage.data() + shift, block.size()));
+    for (int i = 0; i < 1000; ++i) ASSERT_TRUE(reader->MayMatch(Key(i)));
+  }
+}
+
+}  // namespace
+}  // namespace rocksdb_cuckoo
