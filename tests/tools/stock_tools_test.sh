@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Debian's stock db_bench and ldb use the cuckoo filter through LD_PRELOAD of
+# librocksdb_cuckoo.so and an OPTIONS file. This test asserts from the
+# persisted OPTIONS, the SST properties, the SST bytes and the filter tickers
+# that the filter was really written and used, and that without the preload
+# the same OPTIONS file silently loses it (so the checks can tell).
+#
+# usage: stock_tools_test.sh PATH/TO/librocksdb_cuckoo.so
+set -euo pipefail
+
+plugin=${1:?usage: stock_tools_test.sh librocksdb_cuckoo.so}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+num=20000
+# An OPTIONS file as db_bench writes it, with only the filter line changed.
+db_bench --benchmarks=fillseq --num=10 --db="$work/seed" >/dev/null 2>&1
+sed 's/^\([[:space:]]*\)filter_policy=.*/\1filter_policy=cuckoofilter:12/' \
+  "$work"/seed/OPTIONS-* >"$work/cuckoo.ini"
+grep -q 'filter_policy=cuckoofilter:12' "$work/cuckoo.ini" ||
+  { echo "could not prepare the OPTIONS file"; exit 1; }
+
+run_db_bench() {  # db_path [env...]
+  local db=$1
+  shift
+  env "$@" db_bench --options_file="$work/cuckoo.ini" --db="$db" \
+    --benchmarks=fillrandom,compact,readmissing --num=$num --seed=1 \
+    --statistics --bloom_bits=0 2>&1
+}
+
+output=$(run_db_bench "$work/db" LD_PRELOAD="$plugin" ROCKSDB_CUCKOO_VERBOSE=1)
+if grep -q 'rocksdb-cuckoo: registered cuckoofilter' <<<"$output"; then
+  pass "the preloaded plugin registered itself"
+else
+  fail "no registration message from the preloaded plugin"
+fi
+
+if grep -q 'filter_policy={id=cuckoofilter:12;bits_per_key=12' "$work"/db/OPTIONS-*; then
+  pass "db_bench persisted the cuckoo policy in OPTIONS"
+else
+  fail "OPTIONS does not name the cuckoo policy: $(grep filter_policy "$work"/db/OPTIONS-*)"
+fi
+
+properties=$(sst_dump --file="$work/db" --show_properties 2>&1)
+ssts=$(ls "$work"/db/*.sst | wc -l)
+cuckoo_ssts=$(grep -c 'filter policy name: cuckoofilter' <<<"$properties" || true)
+if [ "$ssts" -gt 0 ] && [ "$cuckoo_ssts" -eq "$ssts" ]; then
+  pass "all $ssts SSTs were written with the cuckoo filter"
+else
+  fail "$cuckoo_ssts of $ssts SSTs name the cuckoo filter"
+fi
+if grep -aq 'fullfilter.rocksdb_cuckoo.Cuckoo' "$work"/db/*.sst; then
+  pass "the SST holds the block fullfilter.rocksdb_cuckoo.Cuckoo"
+else
+  fail "no fullfilter.rocksdb_cuckoo.Cuckoo block in the SST"
+fi
+
+ticker() { sed -n "s/^rocksdb\.bloom\.filter\.$1 COUNT : \([0-9]*\).*/\1/p" <<<"$output"; }
+useful=$(ticker useful)
+positive=$(ticker full.positive)
+if [ "${useful:-0}" -gt $((num * 95 / 100)) ] && [ "${positive:-$num}" -lt $((num / 100)) ]; then
+  pass "readmissing: the filter answered no for $useful of $num absent keys ($positive false positives)"
+else
+  fail "the filter was not used: useful=${useful:-?} full.positive=${positive:-?}"
+fi
+grep -q '(0 of [0-9]* found)' <<<"$output" ||
+  fail "readmissing found keys it should not have"
+
+# ldb under the preload rewrites the SSTs with the cuckoo filter and keeps it.
+before=$(ls "$work"/db/*.sst)
+env LD_PRELOAD="$plugin" ldb --db="$work/db" compact >/dev/null 2>&1
+after=$(ls "$work"/db/*.sst)
+if [ "$before" != "$after" ] &&
+  [ "$(sst_dump --file="$work/db" --show_properties 2>&1 |
+    grep -c 'filter policy name: cuckoofilter')" -eq "$(ls "$work"/db/*.sst | wc -l)" ]; then
+  pass "ldb compact rewrote the SSTs with the cuckoo filter"
+else
+  fail "ldb compact did not rewrite the SSTs with the cuckoo filter"
+fi
+latest_options=$(ls "$work"/db/OPTIONS-* | sort | tail -n 1)
+if grep -q 'filter_policy={id=cuckoofilter' "$latest_options"; then
+  pass "ldb kept the policy in $(basename "$latest_options")"
+else
+  fail "ldb rewrote OPTIONS without the policy"
+fi
+count=$(env LD_PRELOAD="$plugin" ldb --db="$work/db" scan 2>/dev/null | wc -l)
+if [ "$count" -gt $((num / 2)) ]; then
+  pass "ldb scan reads $count keys"
+else
+  fail "ldb scan read $count keys"
+fi
+
+# Control: without the preload the same OPTIONS file silently means no filter.
+run_db_bench "$work/plain" >/dev/null
+if grep -q 'filter_policy=nullptr' "$work"/plain/OPTIONS-*; then
+  pass "control: without the plugin db_bench silently ran without a filter"
+else
+  fail "control: expected the silent fallback to filter_policy=nullptr"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all stock-tool checks passed"
