@@ -19,8 +19,13 @@
 #include "rocksdb/utilities/options_type.h"
 #include "table/block_based/filter_policy_internal.h"
 
-#if !(ROCKSDB_MAJOR == 7 && ROCKSDB_MINOR == 8)
-#error "rocksdb-cuckoo is built and tested against RocksDB 7.8 (see README)"
+#if ROCKSDB_MAJOR < 7 || (ROCKSDB_MAJOR == 7 && ROCKSDB_MINOR < 8)
+#error "rocksdb-cuckoo needs RocksDB 7.8 or later"
+#endif
+// RocksDB 9.7 (facebook/rocksdb#12931) added the pure virtual
+// FilterBitsBuilder::AddKeyAndAlt for a key and its prefix.
+#if ROCKSDB_MAJOR > 9 || (ROCKSDB_MAJOR == 9 && ROCKSDB_MINOR >= 7)
+#define ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT 1
 #endif
 
 namespace rocksdb_cuckoo {
@@ -43,14 +48,23 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
         info_log_(info_log) {}
 
   void AddKey(const Slice& key) override {
-    const uint64_t hash = cuckoo::HashKey(key.data(), key.size());
-    // Keys come in comparator order, so most duplicates are adjacent; the
-    // others are removed by the sort in Finish.
-    if (hashes_.empty() || hashes_.back() != hash) {
-      hashes_.push_back(hash);
-      sorted_ = false;
+    AddHash(cuckoo::HashKey(key.data(), key.size()));
+  }
+
+#ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
+  // A key and its prefix. Successive keys share prefixes, so the last prefix
+  // is remembered to keep the hash list short; exact deduplication is the
+  // sort's job either way.
+  void AddKeyAndAlt(const Slice& key, const Slice& alt) override {
+    AddHash(cuckoo::HashKey(key.data(), key.size()));
+    const uint64_t alt_hash = cuckoo::HashKey(alt.data(), alt.size());
+    if (!has_last_alt_ || alt_hash != last_alt_hash_) {
+      AddHash(alt_hash);
+      last_alt_hash_ = alt_hash;
+      has_last_alt_ = true;
     }
   }
+#endif
 
   // Exact: the number of distinct key hashes added since the last Finish.
   size_t EstimateEntriesAdded() override {
@@ -67,6 +81,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     std::vector<uint64_t> hashes;
     hashes.swap(hashes_);
     sorted_ = true;
+    has_last_alt_ = false;
     verify_hashes_.clear();
 
     std::unique_ptr<char[]> block;
@@ -138,6 +153,15 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   }
 
  private:
+  void AddHash(uint64_t hash) {
+    // Keys come in comparator order, so most duplicates are adjacent; the
+    // others are removed by the sort in Finish.
+    if (hashes_.empty() || hashes_.back() != hash) {
+      hashes_.push_back(hash);
+      sorted_ = false;
+    }
+  }
+
   void SortHashes() {
     if (!sorted_) {
       cuckoo::SortAndUnique(&hashes_);
@@ -151,6 +175,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   ROCKSDB_NAMESPACE::Logger* const info_log_;
   std::vector<uint64_t> hashes_;
   bool sorted_ = true;
+  uint64_t last_alt_hash_ = 0;
+  bool has_last_alt_ = false;
   std::vector<uint64_t> verify_hashes_;
 };
 
