@@ -5,160 +5,27 @@
 // policies, and construction verification.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "cuckoo/sizing.h"
-#include "cuckoo_filter_policy.h"
-#include "rocksdb/convenience.h"
-#include "rocksdb/db.h"
+#include "db_test_util.h"
 #include "rocksdb/filter_policy.h"
-#include "rocksdb/options.h"
 #include "rocksdb/slice_transform.h"
-#include "rocksdb/statistics.h"
-#include "rocksdb/table.h"
-#include "rocksdb/table_properties.h"
-#include "rocksdb/utilities/object_registry.h"
 #include "rocksdb/utilities/options_util.h"
 
 namespace rocksdb_cuckoo {
 namespace {
 
+using testing::AbsentKey;
+using testing::DbTest;
+using testing::EnsurePluginRegistered;
+using testing::Key;
+using testing::StrictConfig;
 namespace rdb = ROCKSDB_NAMESPACE;
 
-// Registers the plugin once for the whole process, as an application would.
-class PluginEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    cuckoo_filter_register(*rdb::ObjectLibrary::Default(), "cuckoo");
-  }
-};
-const auto* const plugin_environment =
-    ::testing::AddGlobalTestEnvironment(new PluginEnvironment);
-
-// Options parsing that fails loudly instead of silently dropping a policy.
-rdb::ConfigOptions StrictConfig() {
-  rdb::ConfigOptions config;
-  config.ignore_unsupported_options = false;
-  config.ignore_unknown_options = false;
-  config.input_strings_escaped = false;
-  return config;
-}
-
-std::string Key(uint64_t i) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "key%012llu",
-                static_cast<unsigned long long>(i));
-  return buffer;
-}
-// Sorts between Key(i) and Key(i + 1): inside the SST's key range, so the
-// filter (not the range check) decides.
-std::string AbsentKey(uint64_t i) { return Key(i) + "x"; }
-
-class DbTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    path_ = ::testing::TempDir() + "cuckoo_db_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(path_);
-  }
-  void TearDown() override {
-    db_.reset();
-    std::filesystem::remove_all(path_);
-  }
-
-  rdb::Options MakeOptions(const std::string& table_options) {
-    rdb::BlockBasedTableOptions base;
-    rdb::BlockBasedTableOptions table;
-    rdb::Status s = rdb::GetBlockBasedTableOptionsFromString(
-        StrictConfig(), base, table_options, &table);
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    rdb::Options options;
-    options.create_if_missing = true;
-    options.fail_if_options_file_error = true;
-    options.statistics = rdb::CreateDBStatistics();
-    options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
-    options.disable_auto_compactions = true;
-    return options;
-  }
-
-  void Open(const rdb::Options& options) {
-    db_.reset();
-    rdb::DB* db = nullptr;
-    rdb::Status s = rdb::DB::Open(options, path_, &db);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    db_.reset(db);
-    statistics_ = options.statistics;
-  }
-
-  std::string PolicyInEffect() {
-    auto* table = db_->GetOptions()
-                      .table_factory->GetOptions<rdb::BlockBasedTableOptions>();
-    if (table == nullptr || table->filter_policy == nullptr) return "none";
-    return table->filter_policy->Name();
-  }
-
-  void Fill(uint64_t count) {
-    rdb::WriteOptions write;
-    write.disableWAL = true;
-    for (uint64_t i = 0; i < count; ++i) {
-      ASSERT_TRUE(db_->Put(write, Key(i), "v" + std::to_string(i)).ok());
-    }
-    ASSERT_TRUE(db_->Flush(rdb::FlushOptions()).ok());
-  }
-
-  uint64_t Ticker(rdb::Tickers ticker) {
-    return statistics_->getTickerCount(ticker);
-  }
-
-  // Gets every present key (must be found) and as many absent ones; returns
-  // the false-positive rate seen by the filter.
-  double CheckGets(uint64_t count) {
-    statistics_->Reset();
-    rdb::ReadOptions read;
-    std::string value;
-    for (uint64_t i = 0; i < count; ++i) {
-      rdb::Status s = db_->Get(read, Key(i), &value);
-      EXPECT_TRUE(s.ok()) << "false negative for " << Key(i) << ": "
-                          << s.ToString();
-      if (!s.ok()) return -1;
-      EXPECT_EQ(value, "v" + std::to_string(i));
-    }
-    EXPECT_EQ(Ticker(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE), count);
-    for (uint64_t i = 0; i < count; ++i) {
-      EXPECT_TRUE(db_->Get(read, AbsentKey(i), &value).IsNotFound());
-    }
-    const double useful = static_cast<double>(Ticker(rdb::BLOOM_FILTER_USEFUL));
-    const double false_positives =
-        static_cast<double>(Ticker(rdb::BLOOM_FILTER_FULL_POSITIVE) -
-                            Ticker(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE));
-    EXPECT_EQ(useful + false_positives, static_cast<double>(count))
-        << "every absent lookup must reach the filter";
-    return false_positives / (useful + false_positives);
-  }
-
-  rdb::TableProperties AggregatedProperties() {
-    rdb::TablePropertiesCollection all;
-    EXPECT_TRUE(db_->GetPropertiesOfAllTables(&all).ok());
-    rdb::TableProperties sum;
-    for (const auto& [file, props] : all) {
-      sum.filter_size += props->filter_size;
-      sum.num_filter_entries += props->num_filter_entries;
-      sum.num_entries += props->num_entries;
-      sum.filter_policy_name = props->filter_policy_name;
-    }
-    return sum;
-  }
-
-  std::string path_;
-  std::unique_ptr<rdb::DB> db_;
-  std::shared_ptr<rdb::Statistics> statistics_;
-};
-
 TEST(RegistrationTest, EveryOptionsFormGivesTheCuckooPolicy) {
+  EnsurePluginRegistered();
   struct Case {
     std::string text;
     double bits_per_key;
@@ -191,6 +58,7 @@ TEST(RegistrationTest, EveryOptionsFormGivesTheCuckooPolicy) {
 }
 
 TEST(RegistrationTest, BadValuesGiveClearErrors) {
+  EnsurePluginRegistered();
   struct Case {
     std::string text;
     std::string message;

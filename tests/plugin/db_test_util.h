@@ -1,0 +1,164 @@
+// Shared by the plugin's DB tests: strict options parsing, key naming, and a
+// fixture that opens a DB, fills it, and reads the filter tickers.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuckoo_filter_policy.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/db.h"
+#include "rocksdb/options.h"
+#include "rocksdb/statistics.h"
+#include "rocksdb/table.h"
+#include "rocksdb/table_properties.h"
+#include "rocksdb/utilities/object_registry.h"
+
+namespace rocksdb_cuckoo {
+namespace testing {
+
+namespace rdb = ROCKSDB_NAMESPACE;
+
+// Registers the plugin once for the whole process, as an application would.
+inline void EnsurePluginRegistered() {
+  static const int registered =
+      cuckoo_filter_register(*rdb::ObjectLibrary::Default(), "cuckoo");
+  (void)registered;
+}
+
+// Options parsing that fails loudly instead of silently dropping a policy.
+inline rdb::ConfigOptions StrictConfig() {
+  rdb::ConfigOptions config;
+  config.ignore_unsupported_options = false;
+  config.ignore_unknown_options = false;
+  config.input_strings_escaped = false;
+  return config;
+}
+
+inline std::string Key(uint64_t i) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "key%012llu",
+                static_cast<unsigned long long>(i));
+  return buffer;
+}
+// Sorts between Key(i) and Key(i + 1): inside the SST's key range, so the
+// filter (not the range check) decides.
+inline std::string AbsentKey(uint64_t i) { return Key(i) + "x"; }
+
+class DbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    EnsurePluginRegistered();
+    // Unique per test (ctest runs tests in parallel), without the slashes
+    // of parameterized names.
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name =
+        std::string(info->test_suite_name()) + "." + info->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    path_ = ::testing::TempDir() + "cuckoo_db_" + name;
+    std::filesystem::remove_all(path_);
+  }
+  void TearDown() override {
+    db_.reset();
+    std::filesystem::remove_all(path_);
+  }
+
+  rdb::Options MakeOptions(const std::string& table_options) {
+    rdb::BlockBasedTableOptions base;
+    rdb::BlockBasedTableOptions table;
+    rdb::Status s = rdb::GetBlockBasedTableOptionsFromString(
+        StrictConfig(), base, table_options, &table);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    rdb::Options options;
+    options.create_if_missing = true;
+    options.fail_if_options_file_error = true;
+    options.statistics = rdb::CreateDBStatistics();
+    options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
+    options.disable_auto_compactions = true;
+    return options;
+  }
+
+  void Open(const rdb::Options& options) {
+    db_.reset();
+    rdb::DB* db = nullptr;
+    rdb::Status s = rdb::DB::Open(options, path_, &db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    db_.reset(db);
+    statistics_ = options.statistics;
+  }
+
+  std::string PolicyInEffect() {
+    auto* table = db_->GetOptions()
+                      .table_factory->GetOptions<rdb::BlockBasedTableOptions>();
+    if (table == nullptr || table->filter_policy == nullptr) return "none";
+    return table->filter_policy->Name();
+  }
+
+  void Fill(uint64_t count) {
+    rdb::WriteOptions write;
+    write.disableWAL = true;
+    for (uint64_t i = 0; i < count; ++i) {
+      ASSERT_TRUE(db_->Put(write, Key(i), "v" + std::to_string(i)).ok());
+    }
+    ASSERT_TRUE(db_->Flush(rdb::FlushOptions()).ok());
+  }
+
+  uint64_t Ticker(rdb::Tickers ticker) {
+    return statistics_->getTickerCount(ticker);
+  }
+
+  // Gets every present key (must be found) and the absent keys between
+  // them; returns the false-positive rate seen by the filter.
+  double CheckGets(uint64_t count) {
+    statistics_->Reset();
+    rdb::ReadOptions read;
+    std::string value;
+    for (uint64_t i = 0; i < count; ++i) {
+      rdb::Status s = db_->Get(read, Key(i), &value);
+      EXPECT_TRUE(s.ok()) << "false negative for " << Key(i) << ": "
+                          << s.ToString();
+      if (!s.ok()) return -1;
+      EXPECT_EQ(value, "v" + std::to_string(i));
+    }
+    EXPECT_EQ(Ticker(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE), count);
+    // AbsentKey(count - 1) sorts after the last key; lookups outside a
+    // file's key range can be pruned before its filter, so stop before it.
+    const uint64_t absent = count - 1;
+    for (uint64_t i = 0; i < absent; ++i) {
+      EXPECT_TRUE(db_->Get(read, AbsentKey(i), &value).IsNotFound());
+    }
+    const double useful = static_cast<double>(Ticker(rdb::BLOOM_FILTER_USEFUL));
+    const double false_positives =
+        static_cast<double>(Ticker(rdb::BLOOM_FILTER_FULL_POSITIVE) -
+                            Ticker(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE));
+    EXPECT_EQ(useful + false_positives, static_cast<double>(absent))
+        << "every absent lookup must reach the filter";
+    return false_positives / (useful + false_positives);
+  }
+
+  rdb::TableProperties AggregatedProperties() {
+    rdb::TablePropertiesCollection all;
+    EXPECT_TRUE(db_->GetPropertiesOfAllTables(&all).ok());
+    rdb::TableProperties sum;
+    for (const auto& [file, props] : all) {
+      sum.filter_size += props->filter_size;
+      sum.num_filter_entries += props->num_filter_entries;
+      sum.num_entries += props->num_entries;
+      sum.filter_policy_name = props->filter_policy_name;
+    }
+    return sum;
+  }
+
+  std::string path_;
+  std::unique_ptr<rdb::DB> db_;
+  std::shared_ptr<rdb::Statistics> statistics_;
+};
+
+}  // namespace testing
+}  // namespace rocksdb_cuckoo
