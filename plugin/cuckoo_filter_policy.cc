@@ -225,15 +225,6 @@ class AlwaysMatchBitsReader : public FilterBitsReader {
   }
 };
 
-std::unordered_map<std::string, ROCKSDB_NAMESPACE::OptionTypeInfo>
-    policy_option_info = {
-        {"bits_per_key",
-         {offsetof(struct CuckooFilterPolicyOptions, bits_per_key),
-          ROCKSDB_NAMESPACE::OptionType::kDouble,
-          ROCKSDB_NAMESPACE::OptionVerificationType::kNormal,
-          ROCKSDB_NAMESPACE::OptionTypeFlags::kNone}},
-};
-
 // The shortest plain decimal (no exponent) that reads back as the same
 // double: "10", "9.5".
 std::string FormatDecimal(double value) {
@@ -247,6 +238,26 @@ std::string FormatDecimal(double value) {
   }
   return text;
 }
+
+// bits_per_key is written to OPTIONS files as the shortest decimal that reads
+// back exactly (RocksDB's default for doubles keeps six decimals, which would
+// make GetId() and the stored option disagree, and the OPTIONS file fail its
+// verification).
+std::unordered_map<std::string, ROCKSDB_NAMESPACE::OptionTypeInfo>
+    policy_option_info = {
+        {"bits_per_key",
+         ROCKSDB_NAMESPACE::OptionTypeInfo(
+             offsetof(struct CuckooFilterPolicyOptions, bits_per_key),
+             ROCKSDB_NAMESPACE::OptionType::kDouble,
+             ROCKSDB_NAMESPACE::OptionVerificationType::kNormal,
+             ROCKSDB_NAMESPACE::OptionTypeFlags::kNone)
+             .SetSerializeFunc([](const ROCKSDB_NAMESPACE::ConfigOptions&,
+                                  const std::string&, const void* address,
+                                  std::string* value) {
+               *value = FormatDecimal(*static_cast<const double*>(address));
+               return Status::OK();
+             })},
+};
 
 }  // namespace
 

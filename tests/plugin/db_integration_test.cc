@@ -130,27 +130,7 @@ TEST_F(DbTest, MultiGetFindsEveryKeyAndFiltersAbsentOnes) {
   ASSERT_EQ(PolicyInEffect(), "cuckoofilter");
   constexpr uint64_t kKeys = 50000;
   Fill(kKeys);
-  statistics_->Reset();
-  rdb::ReadOptions read;
-  for (uint64_t begin = 0; begin < kKeys; begin += 32) {
-    std::vector<std::string> keys;
-    for (uint64_t i = begin; i < begin + 32 && i < kKeys; ++i) {
-      keys.push_back(Key(i));
-      keys.push_back(AbsentKey(i));
-    }
-    std::vector<rdb::Slice> slices(keys.begin(), keys.end());
-    std::vector<rdb::PinnableSlice> values(keys.size());
-    std::vector<rdb::Status> statuses(keys.size());
-    db_->MultiGet(read, db_->DefaultColumnFamily(), slices.size(),
-                  slices.data(), values.data(), statuses.data());
-    for (size_t k = 0; k < keys.size(); k += 2) {
-      ASSERT_TRUE(statuses[k].ok())
-          << keys[k] << ": " << statuses[k].ToString();
-      ASSERT_TRUE(statuses[k + 1].IsNotFound());
-    }
-  }
-  EXPECT_EQ(Ticker(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE), kKeys);
-  EXPECT_GT(Ticker(rdb::BLOOM_FILTER_USEFUL), kKeys * 99 / 100);
+  CheckMultiGets(kKeys);
 }
 
 TEST_F(DbTest, PartitionedFiltersWithTinyPartitions) {
@@ -167,25 +147,33 @@ TEST_F(DbTest, PartitionedFiltersWithTinyPartitions) {
   EXPECT_LT(rate, 2 * cuckoo::ChooseForBitsPerKey(10).expected_fpr);
 }
 
-TEST_F(DbTest, OptionsFileRoundTripsThePolicy) {
-  Open(MakeOptions("filter_policy={id=cuckoofilter;bits_per_key=14}"));
-  Fill(1000);
-  db_.reset();
-  rdb::DBOptions db_options;
-  std::vector<rdb::ColumnFamilyDescriptor> families;
-  rdb::Status s =
-      rdb::LoadLatestOptions(StrictConfig(), path_, &db_options, &families);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  ASSERT_EQ(families.size(), 1u);
-  auto* table =
-      families[0]
-          .options.table_factory->GetOptions<rdb::BlockBasedTableOptions>();
-  ASSERT_NE(table, nullptr);
-  ASSERT_NE(table->filter_policy, nullptr) << "the policy was dropped";
-  ASSERT_STREQ(table->filter_policy->Name(), "cuckoofilter");
-  EXPECT_EQ(static_cast<const CuckooFilterPolicy*>(table->filter_policy.get())
-                ->bits_per_key(),
-            14.0);
+TEST_F(DbTest, OptionsFileRoundTripsThePolicyExactly) {
+  // fail_if_options_file_error makes Open fail if the persisted OPTIONS do
+  // not parse back to an equivalent policy.
+  for (const std::string bits : {"14", "10.1234567", "9.6"}) {
+    SCOPED_TRACE(bits);
+    std::filesystem::remove_all(path_);
+    Open(MakeOptions("filter_policy={id=cuckoofilter;bits_per_key=" + bits +
+                     "}"));
+    Fill(1000);
+    db_.reset();
+    rdb::DBOptions db_options;
+    std::vector<rdb::ColumnFamilyDescriptor> families;
+    rdb::Status s =
+        rdb::LoadLatestOptions(StrictConfig(), path_, &db_options, &families);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(families.size(), 1u);
+    auto* table =
+        families[0]
+            .options.table_factory->GetOptions<rdb::BlockBasedTableOptions>();
+    ASSERT_NE(table, nullptr);
+    ASSERT_NE(table->filter_policy, nullptr) << "the policy was dropped";
+    ASSERT_STREQ(table->filter_policy->Name(), "cuckoofilter");
+    EXPECT_EQ(static_cast<const CuckooFilterPolicy*>(table->filter_policy.get())
+                  ->bits_per_key(),
+              std::stod(bits));
+    EXPECT_EQ(table->filter_policy->GetId(), "cuckoofilter:" + bits);
+  }
 }
 
 TEST_F(DbTest, ReopeningUnderOtherPoliciesKeepsEveryReadCorrect) {

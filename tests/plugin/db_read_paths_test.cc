@@ -1,7 +1,8 @@
-// Read paths of a real DB with cuckoo filters: full and partitioned filters
-// with and without cache_index_and_filter_blocks, external SST files written
-// by SstFileWriter and ingested, prefix Seek/SeekForPrev across partitions
-// with and without whole-key filtering, KeyMayExist, and a million keys.
+// Read paths of a real DB with cuckoo filters: Get and MultiGet over full and
+// partitioned filters with and without cache_index_and_filter_blocks, external
+// SST files written by SstFileWriter and ingested, prefix Seek/SeekForPrev
+// across partitions with and without whole-key filtering, KeyMayExist, and a
+// million keys.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -41,6 +42,7 @@ TEST_P(FilterPlacementTest, EveryKeyFoundAndAbsentKeysFiltered) {
   constexpr uint64_t kKeys = 60000;
   Fill(kKeys);
   const double rate = CheckGets(kKeys);
+  CheckMultiGets(kKeys);
   const double expected = cuckoo::ChooseForBitsPerKey(10).expected_fpr;
   // Small partitions round their bucket counts up, which only lowers the
   // load; the rate must stay near the prediction.

@@ -142,6 +142,33 @@ class DbTest : public ::testing::Test {
     return false_positives / (useful + false_positives);
   }
 
+  // MultiGet in batches of 32 keys, half present and half absent (the
+  // batched MayMatch path): every present key found, nearly every absent one
+  // rejected by the filter.
+  void CheckMultiGets(uint64_t count) {
+    statistics_->Reset();
+    rdb::ReadOptions read;
+    for (uint64_t begin = 0; begin < count; begin += 16) {
+      std::vector<std::string> keys;
+      for (uint64_t i = begin; i < begin + 16 && i + 1 < count; ++i) {
+        keys.push_back(Key(i));
+        keys.push_back(AbsentKey(i));
+      }
+      std::vector<rdb::Slice> slices(keys.begin(), keys.end());
+      std::vector<rdb::PinnableSlice> values(keys.size());
+      std::vector<rdb::Status> statuses(keys.size());
+      db_->MultiGet(read, db_->DefaultColumnFamily(), slices.size(),
+                    slices.data(), values.data(), statuses.data());
+      for (size_t k = 0; k < keys.size(); k += 2) {
+        ASSERT_TRUE(statuses[k].ok()) << "false negative for " << keys[k]
+                                      << ": " << statuses[k].ToString();
+        ASSERT_TRUE(statuses[k + 1].IsNotFound()) << keys[k + 1];
+      }
+    }
+    EXPECT_EQ(Ticker(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE), count - 1);
+    EXPECT_GT(Ticker(rdb::BLOOM_FILTER_USEFUL), (count - 1) * 98 / 100);
+  }
+
   rdb::TableProperties AggregatedProperties() {
     rdb::TablePropertiesCollection all;
     EXPECT_TRUE(db_->GetPropertiesOfAllTables(&all).ok());
