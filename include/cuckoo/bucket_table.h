@@ -133,15 +133,35 @@ class BucketTableView {
         semi_sorted_(layout.semi_sorted),
         bits_per_bucket_(layout.BitsPerBucket()),
         low_bits_(layout.fingerprint_bits - semi_sort::kNibbleBits) {
-    // Constants for the word-parallel slot comparison of plain buckets: one
-    // set bit at the bottom (lane_ones_) and at the top (lane_tops_) of each
-    // f-bit lane.
-    for (int slot = 0; slot < bucket_size_ && !semi_sorted_; ++slot) {
-      if (bits_per_bucket_ <= 57) {
+    // Constants of the word-parallel slot comparisons: one set bit at the
+    // bottom (ones) and at the top (tops) of every lane of a bucket read as
+    // one word. Plain buckets have b lanes of f bits; semi-sorted buckets
+    // have 4 nibble lanes (in the decoded code) and 4 lanes of f - 4 low bits.
+    if (bits_per_bucket_ <= 57 && !semi_sorted_) {
+      for (int slot = 0; slot < bucket_size_; ++slot) {
         lane_ones_ |= uint64_t{1} << (slot * fingerprint_bits_);
       }
+      lane_tops_ = lane_ones_ << (fingerprint_bits_ - 1);
     }
-    lane_tops_ = lane_ones_ << (fingerprint_bits_ - 1);
+    if (bits_per_bucket_ <= 57 && semi_sorted_) {
+      for (int slot = 0; slot < 4 && low_bits_ > 0; ++slot) {
+        low_ones_ |= uint64_t{1} << (slot * low_bits_);
+      }
+      low_tops_ = low_bits_ > 0 ? low_ones_ << (low_bits_ - 1) : 0;
+      // Lane mask (bit s = nibble lane s matched) -> the tops of the same
+      // low lanes; without low bits, any nibble match is a match.
+      for (uint32_t mask = 0; mask < 16; ++mask) {
+        uint64_t spread = 0;
+        for (int slot = 0; slot < 4; ++slot) {
+          if ((mask >> slot) & 1) {
+            spread |= low_bits_ > 0
+                          ? uint64_t{1} << (slot * low_bits_ + low_bits_ - 1)
+                          : 1;
+          }
+        }
+        nibble_lanes_to_low_tops_[mask] = spread;
+      }
+    }
   }
 
   BucketLayout layout() const {
@@ -186,28 +206,31 @@ class BucketTableView {
   bool BucketContains(uint32_t bucket, uint32_t fingerprint) const {
     uint64_t position = static_cast<uint64_t>(bucket) * bits_per_bucket_;
     if (lane_ones_ != 0) {
-      // Plain bucket in one word: XOR makes matching lanes zero; a lane is
-      // zero iff adding (2^(f-1) - 1) to its low f-1 bits leaves its top bit
-      // clear and its own top bit is clear. Exact, no carries across lanes.
-      uint64_t word = bits::Read(data_, position, bits_per_bucket_) ^
-                      (fingerprint * lane_ones_);
-      uint64_t low_mask = lane_tops_ - lane_ones_;
-      return (~(((word & low_mask) + low_mask) | word) & lane_tops_) != 0;
+      // Plain bucket in one word: XOR turns matching lanes into zero lanes.
+      const uint64_t word = bits::Read(data_, position, bits_per_bucket_) ^
+                            (fingerprint * lane_ones_);
+      return ZeroLanes(word, lane_ones_, lane_tops_) != 0;
     }
     if (semi_sorted_ && bits_per_bucket_ <= 57) {
-      uint64_t word = bits::Read(data_, position, bits_per_bucket_);
-      uint32_t nibbles = semi_sort::DecodeNibbles(
+      // Semi-sorted bucket in one word: match the four decoded nibbles and
+      // the four low parts lane by lane, in parallel, then require both in
+      // the same lane.
+      const uint64_t word = bits::Read(data_, position, bits_per_bucket_);
+      const uint32_t nibbles = semi_sort::DecodeNibbles(
           static_cast<uint32_t>(word & ((1u << semi_sort::kCodeBits) - 1)));
-      uint64_t lows = word >> semi_sort::kCodeBits;
-      uint32_t want_nibble = fingerprint >> low_bits_;
-      uint64_t low_mask = bits::Mask(low_bits_);
-      uint64_t want_low = fingerprint & low_mask;
-      bool found = false;
-      for (int slot = 0; slot < 4; ++slot) {
-        found |= (((nibbles >> (4 * slot)) & 0xF) == want_nibble) &
-                 (((lows >> (slot * low_bits_)) & low_mask) == want_low);
-      }
-      return found;
+      const uint64_t nibble_hits = ZeroLanes(
+          nibbles ^ ((fingerprint >> low_bits_) * 0x1111u), 0x1111, 0x8888);
+      // Gather the lane tops (bits 3, 7, 11, 15) into bits 12..15: the
+      // multiplier's partial products below bit 12 sum to less than 2^12,
+      // so they cannot carry into the result.
+      const uint32_t lane_mask =
+          static_cast<uint32_t>((((nibble_hits >> 3) * 0x1248u) >> 12) & 0xF);
+      if (low_ones_ == 0) return lane_mask != 0;
+      const uint64_t lows = word >> semi_sort::kCodeBits;
+      const uint64_t low_hits =
+          ZeroLanes(lows ^ ((fingerprint & bits::Mask(low_bits_)) * low_ones_),
+                    low_ones_, low_tops_);
+      return (low_hits & nibble_lanes_to_low_tops_[lane_mask]) != 0;
     }
     uint32_t slots[kMaxBucketSize];
     ReadBucket(bucket, slots);
@@ -219,8 +242,10 @@ class BucketTableView {
   }
 
   // The lookup of a cuckoo filter: either bucket holds the fingerprint.
+  // Both buckets are always probed (no short circuit), so that their loads
+  // overlap.
   bool Contains(const KeyPosition& position) const {
-    return BucketContains(position.bucket, position.fingerprint) ||
+    return BucketContains(position.bucket, position.fingerprint) |
            BucketContains(position.alternate, position.fingerprint);
   }
 
@@ -262,6 +287,15 @@ class BucketTableView {
   }
 
  private:
+  // The top bit of every zero lane of `word`, for lanes described by their
+  // bottom (`ones`) and top (`tops`) bits. Exact: adding 2^(w-1) - 1 to the
+  // low w - 1 bits of a lane sets its top bit unless they are all zero, and
+  // never carries into the next lane.
+  static uint64_t ZeroLanes(uint64_t word, uint64_t ones, uint64_t tops) {
+    const uint64_t low_mask = tops - ones;
+    return ~(((word & low_mask) + low_mask) | word) & tops;
+  }
+
   const uint8_t* data_ = nullptr;
   uint32_t num_buckets_ = 0;
   int bucket_size_ = 4;
@@ -271,6 +305,9 @@ class BucketTableView {
   int low_bits_ = 8;
   uint64_t lane_ones_ = 0;
   uint64_t lane_tops_ = 0;
+  uint64_t low_ones_ = 0;
+  uint64_t low_tops_ = 0;
+  uint64_t nibble_lanes_to_low_tops_[16] = {};
 };
 
 // A packed table that owns its bytes (data plus zero padding).

@@ -39,6 +39,11 @@
 // load factor alpha.
 #pragma once
 
+// XXH_INLINE_ALL compiles XXH3 into the caller (same algorithm and output as
+// libxxhash), so the hot lookup path makes no library call.
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
 #include <xxhash.h>
 
 #include <cstddef>
