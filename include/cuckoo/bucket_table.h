@@ -352,16 +352,27 @@ class BucketTable {
     uint8_t* data = bytes_.data();
     if (layout_.semi_sorted) {
       uint32_t sorted[4] = {in[0], in[1], in[2], in[3]};
-      std::sort(sorted, sorted + 4);
+      SortFour(sorted);
       const int low_bits = fingerprint_bits - semi_sort::kNibbleBits;
-      uint32_t code = semi_sort::EncodeSortedNibbles(
+      const uint64_t code = semi_sort::EncodeSortedNibbles(
           sorted[0] >> low_bits, sorted[1] >> low_bits, sorted[2] >> low_bits,
           sorted[3] >> low_bits);
+      const uint64_t low_mask = bits::Mask(low_bits);
+      if (layout_.BitsPerBucket() <= 57) {
+        // The whole bucket as one word, one write.
+        uint64_t word = code;
+        for (int slot = 0; slot < 4; ++slot) {
+          word |= (sorted[slot] & low_mask)
+                  << (semi_sort::kCodeBits + slot * low_bits);
+        }
+        bits::Write(data, position, layout_.BitsPerBucket(), word);
+        return;
+      }
       bits::Write(data, position, semi_sort::kCodeBits, code);
       position += semi_sort::kCodeBits;
-      for (int slot = 0; slot < 4 && low_bits > 0; ++slot) {
+      for (int slot = 0; slot < 4; ++slot) {
         bits::Write(data, position + slot * low_bits, low_bits,
-                    sorted[slot] & bits::Mask(low_bits));
+                    sorted[slot] & low_mask);
       }
       return;
     }
@@ -372,6 +383,20 @@ class BucketTable {
   }
 
  private:
+  // Ascending order of four values with five compare-exchanges.
+  static void SortFour(uint32_t* v) {
+    auto exchange = [v](int a, int b) {
+      const uint32_t low = std::min(v[a], v[b]);
+      v[b] = std::max(v[a], v[b]);
+      v[a] = low;
+    };
+    exchange(0, 1);
+    exchange(2, 3);
+    exchange(0, 2);
+    exchange(1, 3);
+    exchange(1, 2);
+  }
+
   BucketLayout layout_;
   std::vector<uint8_t> bytes_;
   BucketTableView view_;

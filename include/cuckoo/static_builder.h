@@ -58,8 +58,10 @@ inline void SortAndUnique(std::vector<uint64_t>* hashes) {
   if (n < 256) {
     std::sort(h.begin(), h.end());
   } else {
+    // About 16 hashes per bin: the bin counters stay cache-resident, and
+    // insertion sort of a bin is cheap.
     int bin_bits = 1;
-    while ((size_t{1} << bin_bits) < n && bin_bits < 24) ++bin_bits;
+    while ((size_t{16} << bin_bits) < n && bin_bits < 22) ++bin_bits;
     const int shift = 64 - bin_bits;
     std::vector<uint32_t> starts((size_t{1} << bin_bits) + 1, 0);
     for (uint64_t value : h) ++starts[(value >> shift) + 1];
@@ -72,7 +74,7 @@ inline void SortAndUnique(std::vector<uint64_t>* hashes) {
     for (size_t bin = 0; bin + 1 < starts.size(); ++bin) {
       uint64_t* begin = sorted.data() + starts[bin];
       uint64_t* end = sorted.data() + starts[bin + 1];
-      if (end - begin > 32) {
+      if (end - begin > 64) {
         std::sort(begin, end);
         continue;
       }
