@@ -23,6 +23,7 @@
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/options.h"
+#include "rocksdb/slice_transform.h"
 #include "rocksdb/statistics.h"
 #include "rocksdb/table.h"
 #include "rocksdb/table_properties.h"
@@ -39,6 +40,11 @@ DEFINE_string(filters, "none,bloom,ribbon,cuckoo",
 DEFINE_string(db, "", "Work folder (default: a fresh folder under /tmp)");
 DEFINE_uint64(seed, 1, "Seed of the fill and of the read key sequences");
 DEFINE_string(csv, "", "Also write the results as CSV to this file");
+DEFINE_string(json, "", "Also write the results as JSON to this file");
+DEFINE_int32(keys_per_prefix, 8,
+             "Keys sharing each 8-byte prefix (the prefix extractor of every "
+             "DB, so filters hold keys and prefixes, as with db_bench "
+             "-prefix_size)");
 
 namespace {
 
@@ -62,14 +68,28 @@ void Check(const rdb::Status& status, const std::string& what) {
   }
 }
 
-std::string Key(uint64_t i) {
+// Key i: an 8-digit prefix (even numbers only; odd prefixes are absent)
+// shared by keys_per_prefix keys, then an 8-digit suffix.
+constexpr size_t kPrefixBytes = 8;
+std::string Prefix(uint64_t prefix_number) {
   char buffer[24];
-  std::snprintf(buffer, sizeof(buffer), "%016llu",
-                static_cast<unsigned long long>(i * 2));
+  std::snprintf(buffer, sizeof(buffer), "%08llu",
+                static_cast<unsigned long long>(prefix_number));
   return buffer;
+}
+std::string Key(uint64_t i) {
+  const uint64_t per_prefix = static_cast<uint64_t>(FLAGS_keys_per_prefix);
+  char buffer[24];
+  std::snprintf(buffer, sizeof(buffer), "%08llu",
+                static_cast<unsigned long long>(i % per_prefix));
+  return Prefix(2 * (i / per_prefix)) + buffer;
 }
 // Absent keys sort between present ones, as db_bench's readmissing does.
 std::string AbsentKey(uint64_t i) { return Key(i) + "x"; }
+// A prefix between two stored ones.
+std::string AbsentPrefix(uint64_t i) {
+  return Prefix(2 * (i / static_cast<uint64_t>(FLAGS_keys_per_prefix)) + 1);
+}
 
 struct Policy {
   std::string family;  // none, bloom, ribbon, cuckoo
@@ -106,7 +126,8 @@ struct Row {
   double bits_per_key = 0;
   double construction_seconds = 0;
   uint64_t table_readers_memory = 0;
-  Measurement readrandom, readmissing, multireadrandom;
+  Measurement readrandom, readmissing, multireadrandom, seekprefix,
+      seekmissingprefix;
 };
 
 double Median(std::vector<double> values) {
@@ -129,6 +150,7 @@ rdb::Options MakeOptions(const Policy& policy,
   options.statistics = std::move(statistics);
   options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
   options.disable_auto_compactions = true;
+  options.prefix_extractor.reset(rdb::NewFixedPrefixTransform(kPrefixBytes));
   options.max_background_jobs = 2;
   return options;
 }
@@ -263,7 +285,7 @@ Row RunPolicy(const Policy& policy, const std::string& base,
   db->GetIntProperty("rocksdb.estimate-table-readers-mem",
                      &row.table_readers_memory);
 
-  std::vector<Measurement> present, missing, multi;
+  std::vector<Measurement> present, missing, multi, seek, seek_missing;
   rdb::ReadOptions read;
   std::string value;
   for (int rep = 0; rep < FLAGS_repetitions; ++rep) {
@@ -309,10 +331,38 @@ Row RunPolicy(const Policy& policy, const std::string& base,
                    values.data(), statuses.data(), /*sorted_input=*/true);
     }));
     multi.back().false_positive_rate = FalsePositiveRate(statistics.get());
+
+    // Prefix seeks (iterators in prefix mode), present and absent prefixes.
+    rdb::ReadOptions prefix_read;
+    prefix_read.prefix_same_as_start = true;
+    std::unique_ptr<rdb::Iterator> it(db->NewIterator(prefix_read));
+    seek.push_back(Time(FLAGS_reads, 1, [&](uint64_t i) {
+      it->Seek(Key(picks[i]).substr(0, kPrefixBytes));
+      if (!it->Valid()) {
+        std::fprintf(stderr, "filter_compare: %s lost prefix of %s\n",
+                     policy.Label().c_str(), Key(picks[i]).c_str());
+        std::exit(1);
+      }
+    }));
+    statistics->Reset();
+    seek_missing.push_back(Time(FLAGS_reads, 1, [&](uint64_t i) {
+      it->Seek(AbsentPrefix(picks[i]));
+      if (it->Valid()) std::exit(1);
+    }));
+    const double checked =
+        statistics->getTickerCount(rdb::BLOOM_FILTER_PREFIX_CHECKED);
+    seek_missing.back().false_positive_rate =
+        checked > 0
+            ? 1.0 -
+                  statistics->getTickerCount(rdb::BLOOM_FILTER_PREFIX_USEFUL) /
+                      checked
+            : -1;
   }
   row.readrandom = MedianOf(present);
   row.readmissing = MedianOf(missing);
   row.multireadrandom = MedianOf(multi);
+  row.seekprefix = MedianOf(seek);
+  row.seekmissingprefix = MedianOf(seek_missing);
   db.reset();
   std::filesystem::remove_all(path);
   return row;
@@ -343,9 +393,10 @@ const Row* BloomRowFor(const std::vector<Row>& rows, const Row& row) {
 void PrintTable(const std::vector<Row>& rows) {
   std::printf(
       "\n| filter | bits/key (SST) | FPR readmissing | readrandom ops/s | "
-      "readmissing ops/s | multireadrandom keys/s | readrandom p50/p99 us | "
+      "readmissing ops/s | multireadrandom keys/s | seek prefix ops/s | "
+      "seek missing prefix ops/s | prefix FPR | readrandom p50/p99 us | "
       "readmissing p50/p99 us | rewrite s |\n"
-      "|---|---|---|---|---|---|---|---|---|\n");
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& row : rows) {
     const Row* bloom = BloomRowFor(rows, row);
     // The formatted value, followed by its ratio to Bloom's where there is
@@ -357,43 +408,81 @@ void PrintTable(const std::vector<Row>& rows) {
       std::snprintf(text, sizeof(text), format, scale * value);
       return text + (bloom ? Ratio(value, get(*bloom)) : std::string());
     };
+    auto ops = [&](Measurement Row::*workload) {
+      return cell(
+          [workload](const Row& r) { return (r.*workload).ops_per_second; },
+          "%.0f");
+    };
+    auto fpr = [&](Measurement Row::*workload) {
+      return cell(
+          [workload](const Row& r) {
+            return (r.*workload).false_positive_rate;
+          },
+          "%.4f%%", 100.0);
+    };
     std::printf(
-        "| %s | %.2f | %s | %s | %s | %s | %.2f / %.2f | %.2f / %.2f | %s |\n",
+        "| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %.2f / %.2f | "
+        "%.2f / %.2f | %s |\n",
         row.policy.Label().c_str(), row.bits_per_key,
-        cell([](const Row& r) { return r.readmissing.false_positive_rate; },
-             "%.4f%%", 100.0)
-            .c_str(),
-        cell([](const Row& r) { return r.readrandom.ops_per_second; }, "%.0f")
-            .c_str(),
-        cell([](const Row& r) { return r.readmissing.ops_per_second; }, "%.0f")
-            .c_str(),
-        cell([](const Row& r) { return r.multireadrandom.ops_per_second; },
-             "%.0f")
-            .c_str(),
-        row.readrandom.p50_us, row.readrandom.p99_us, row.readmissing.p50_us,
-        row.readmissing.p99_us,
+        fpr(&Row::readmissing).c_str(), ops(&Row::readrandom).c_str(),
+        ops(&Row::readmissing).c_str(), ops(&Row::multireadrandom).c_str(),
+        ops(&Row::seekprefix).c_str(), ops(&Row::seekmissingprefix).c_str(),
+        fpr(&Row::seekmissingprefix).c_str(), row.readrandom.p50_us,
+        row.readrandom.p99_us, row.readmissing.p50_us, row.readmissing.p99_us,
         cell([](const Row& r) { return r.construction_seconds; }, "%.2f")
             .c_str());
   }
 }
 
+// The measured values of a row, by name, for the CSV and JSON files.
+std::vector<std::pair<std::string, double>> Fields(const Row& row) {
+  std::vector<std::pair<std::string, double>> fields = {
+      {"bits_per_key", row.bits_per_key},
+      {"rewrite_seconds", row.construction_seconds},
+      {"table_readers_mem", static_cast<double>(row.table_readers_memory)}};
+  const std::pair<const char*, const Measurement*> workloads[] = {
+      {"readrandom", &row.readrandom},
+      {"readmissing", &row.readmissing},
+      {"multireadrandom", &row.multireadrandom},
+      {"seekprefix", &row.seekprefix},
+      {"seekmissingprefix", &row.seekmissingprefix}};
+  for (const auto& [name, m] : workloads) {
+    const std::string prefix = name;
+    fields.emplace_back(prefix + "_ops", m->ops_per_second);
+    fields.emplace_back(prefix + "_p50_us", m->p50_us);
+    fields.emplace_back(prefix + "_p99_us", m->p99_us);
+    fields.emplace_back(prefix + "_fpr", m->false_positive_rate);
+  }
+  return fields;
+}
+
 void WriteCsv(const std::vector<Row>& rows, const std::string& file) {
   std::ofstream out(file);
-  out << "filter,bits_budget,bits_per_key,fpr_readmissing,fpr_multiread,"
-         "readrandom_ops,readmissing_ops,multireadrandom_keys,"
-         "readrandom_p50_us,readrandom_p99_us,readmissing_p50_us,"
-         "readmissing_p99_us,rewrite_seconds,table_readers_mem\n";
+  out << "filter,bits_budget";
+  for (const auto& [name, value] : Fields(rows.front())) out << ',' << name;
+  out << '\n';
   for (const Row& row : rows) {
-    out << row.policy.family << ',' << row.policy.bits << ','
-        << row.bits_per_key << ',' << row.readmissing.false_positive_rate << ','
-        << row.multireadrandom.false_positive_rate << ','
-        << row.readrandom.ops_per_second << ','
-        << row.readmissing.ops_per_second << ','
-        << row.multireadrandom.ops_per_second << ',' << row.readrandom.p50_us
-        << ',' << row.readrandom.p99_us << ',' << row.readmissing.p50_us << ','
-        << row.readmissing.p99_us << ',' << row.construction_seconds << ','
-        << row.table_readers_memory << '\n';
+    out << row.policy.family << ',' << row.policy.bits;
+    for (const auto& [name, value] : Fields(row)) out << ',' << value;
+    out << '\n';
   }
+}
+
+void WriteJson(const std::vector<Row>& rows, const std::string& file) {
+  std::ofstream out(file);
+  out << "{\"num\": " << FLAGS_num << ", \"reads\": " << FLAGS_reads
+      << ", \"value_size\": " << FLAGS_value_size
+      << ", \"repetitions\": " << FLAGS_repetitions << ", \"rocksdb\": \""
+      << rdb::GetRocksVersionAsString() << "\", \"rows\": [";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out << (i ? ",\n  " : "\n  ") << "{\"filter\": \"" << rows[i].policy.family
+        << "\", \"bits_budget\": " << rows[i].policy.bits;
+    for (const auto& [name, value] : Fields(rows[i])) {
+      out << ", \"" << name << "\": " << value;
+    }
+    out << "}";
+  }
+  out << "\n]}\n";
 }
 
 }  // namespace
@@ -466,5 +555,6 @@ int main(int argc, char** argv) {
       rdb::GetRocksVersionAsString().c_str());
   PrintTable(rows);
   if (!FLAGS_csv.empty()) WriteCsv(rows, FLAGS_csv);
+  if (!FLAGS_json.empty()) WriteJson(rows, FLAGS_json);
   return 0;
 }
