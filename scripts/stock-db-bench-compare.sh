@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The comparison with the field's own tool: Debian's stock db_bench (or the
+# Release one of scripts/build-release-rocksdb.sh), the cuckoo policy loaded
+# with LD_PRELOAD, and one OPTIONS file per filter that differs from the
+# others only in its filter_policy line. One DB is filled once and copied per
+# filter; each copy's filters are rewritten by db_bench's "compact", and the
+# script checks from the persisted OPTIONS and sst_dump that the intended
+# filter is really there before reading.
+#
+# usage: scripts/stock-db-bench-compare.sh [--release] [NUM [READS]]
+#   defaults: NUM=1000000 keys, READS=NUM; prints a Markdown table.
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$repo_root/build}
+db_bench=db_bench
+library_path=""
+if [ "${1:-}" = "--release" ]; then
+  shift
+  library_path=$("$repo_root/scripts/build-release-rocksdb.sh")
+  db_bench="$library_path/db_bench"
+fi
+num=${1:-1000000}
+reads=${2:-$num}
+
+rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)
+cmake -S "$repo_root" -B "$build_dir" -DROCKSDB_SOURCE_DIR="$rocksdb_source" >&2
+cmake --build "$build_dir" -j2 --target rocksdb_cuckoo >&2
+plugin="$build_dir/plugin/librocksdb_cuckoo.so"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+run() {  # options_file db benchmarks [flags...]
+  local options=$1 db=$2 benchmarks=$3
+  shift 3
+  env LD_PRELOAD="$plugin" \
+    LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$db_bench" --options_file="$options" --db="$db" --benchmarks="$benchmarks" \
+    --num="$num" --bloom_bits=0 --statistics "$@" 2>&1
+}
+
+# OPTIONS files identical but for the filter line.
+"$db_bench" --benchmarks=fillseq --num=10 --db="$work/seed" >/dev/null 2>&1 ||
+  env LD_LIBRARY_PATH="$library_path" "$db_bench" --benchmarks=fillseq --num=10 \
+    --db="$work/seed" >/dev/null
+filters=(nullptr bloomfilter:10:false ribbonfilter:10:-1 cuckoofilter:10
+  bloomfilter:16:false ribbonfilter:16:-1 cuckoofilter:16)
+for filter in "${filters[@]}"; do
+  sed "s/^\([[:space:]]*\)filter_policy=.*/\1filter_policy=$filter/" \
+    "$work"/seed/OPTIONS-* >"$work/$filter.ini"
+done
+
+echo "filling $num keys..." >&2
+run "$work/nullptr.ini" "$work/base" fillrandom --seed=1 >/dev/null
+
+ticker() { sed -n "s/^rocksdb\.bloom\.filter\.$1 COUNT : \([0-9]*\).*/\1/p" <<<"$2"; }
+ops() { sed -n "s/^$1 *:.* \([0-9]*\) ops\/sec.*/\1/p" <<<"$2"; }
+
+echo "| filter | SST bits/key | readrandom ops/s | readmissing ops/s | multireadrandom ops/s | FPR readmissing |"
+echo "|---|---|---|---|---|---|"
+for filter in "${filters[@]}"; do
+  echo "[$filter]..." >&2
+  db="$work/db-$filter"
+  cp -a "$work/base" "$db"
+  run "$work/$filter.ini" "$db" compact --use_existing_db >/dev/null
+  # The intended filter, really: OPTIONS and every SST's properties.
+  name=${filter%%:*}
+  [ "$name" = nullptr ] && name=""
+  grep -q "filter_policy=.*${filter%%:*}" "$db"/OPTIONS-* ||
+    { echo "OPTIONS of $filter do not name it" >&2; exit 1; }
+  props=$(env LD_LIBRARY_PATH="$library_path" sst_dump --file="$db" --show_properties 2>/dev/null)
+  written=$(grep -c "filter policy name: $name\$" <<<"$props" || true)
+  ssts=$(ls "$db"/*.sst | wc -l)
+  if [ -n "$name" ] && [ "$written" -ne "$ssts" ]; then
+    echo "only $written of $ssts SSTs carry $name" >&2
+    exit 1
+  fi
+  bits=$(awk '/filter block size:/ { bytes += $NF } /^ *# entries:/ { keys += $NF }
+    END { printf "%.2f", keys ? 8 * bytes / keys : 0 }' <<<"$props")
+  present=$(run "$work/$filter.ini" "$db" readrandom --use_existing_db --seed=2 --reads="$reads")
+  missing=$(run "$work/$filter.ini" "$db" readmissing --use_existing_db --seed=3 --reads="$reads")
+  multi=$(run "$work/$filter.ini" "$db" multireadrandom --use_existing_db --seed=4 \
+    --reads="$reads" --batch_size=32 --multiread_batched=true)
+  useful=$(ticker useful "$missing")
+  positive=$(ticker full.positive "$missing")
+  fpr="n/a"
+  if [ -n "$name" ] && [ $((useful + positive)) -gt 0 ]; then
+    fpr=$(awk -v p="$positive" -v u="$useful" 'BEGIN { printf "%.4f%%", 100 * p / (u + p) }')
+  fi
+  echo "| $filter | $bits | $(ops readrandom "$present") | $(ops readmissing "$missing") | $(ops multireadrandom "$multi") | $fpr |"
+done
