@@ -81,7 +81,9 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     std::vector<uint64_t> hashes;
     hashes.swap(hashes_);
     sorted_ = true;
+#ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
     has_last_alt_ = false;
+#endif
     verify_hashes_.clear();
 
     std::unique_ptr<char[]> block;
@@ -175,8 +177,10 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   ROCKSDB_NAMESPACE::Logger* const info_log_;
   std::vector<uint64_t> hashes_;
   bool sorted_ = true;
+#ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
   uint64_t last_alt_hash_ = 0;
   bool has_last_alt_ = false;
+#endif
   std::vector<uint64_t> verify_hashes_;
 };
 

@@ -11,7 +11,8 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${1:-$repo_root/build}
 
 required_packages=(librocksdb-dev rocksdb-tools libxxhash-dev libgtest-dev
-  libbenchmark-dev libgflags-dev cmake g++ clang gnuplot-nox python3)
+  libbenchmark-dev libgflags-dev cmake g++ clang libclang-rt-14-dev gnuplot-nox
+  python3)
 
 missing=()
 for pkg in "${required_packages[@]}"; do

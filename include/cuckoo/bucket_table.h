@@ -245,8 +245,11 @@ class BucketTableView {
   // Both buckets are always probed (no short circuit), so that their loads
   // overlap.
   bool Contains(const KeyPosition& position) const {
-    return BucketContains(position.bucket, position.fingerprint) |
-           BucketContains(position.alternate, position.fingerprint);
+    const bool in_primary =
+        BucketContains(position.bucket, position.fingerprint);
+    const bool in_alternate =
+        BucketContains(position.alternate, position.fingerprint);
+    return in_primary || in_alternate;
   }
 
   // Starts loading both buckets of a key into the cache.

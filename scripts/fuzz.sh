@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, AddressSanitizer, UndefinedBehavior-
+# Sanitizer) in build-fuzz and runs each for a bounded time, starting from the
+# seed corpora in tests/fuzz/corpus. A crash, a sanitizer report or a failed
+# check stops the run with the reproducer saved in build-fuzz/artifacts.
+#
+# usage: scripts/fuzz.sh [SECONDS_PER_TARGET]    (default 60)
+#        scripts/fuzz.sh --seed-corpus           (rewrites tests/fuzz/corpus)
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$repo_root/build-fuzz}
+seconds=60
+seed_corpus=""
+case "${1:-}" in
+  --seed-corpus) seed_corpus=1 ;;
+  "") ;;
+  *) seconds=$1 ;;
+esac
+
+rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)
+cmake -S "$repo_root" -B "$build_dir" -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUCKOO_BUILD_FUZZERS=ON \
+  -DCUCKOO_BUILD_TESTS=OFF -DCUCKOO_BUILD_BENCH=OFF \
+  -DCUCKOO_SANITIZE=address,undefined -DROCKSDB_SOURCE_DIR="$rocksdb_source" >&2
+targets=(filter_block_reader filter_builder cuckoo_filter_ops deserialize)
+cmake --build "$build_dir" -j2 --target make_seed_corpus \
+  "${targets[@]/%/_fuzzer}" >&2
+
+if [ -n "$seed_corpus" ]; then
+  rm -rf "$repo_root/tests/fuzz/corpus"
+  "$build_dir/tests/fuzz/make_seed_corpus" "$repo_root/tests/fuzz/corpus"
+  echo "wrote tests/fuzz/corpus"
+  exit 0
+fi
+
+mkdir -p "$build_dir/artifacts"
+for target in "${targets[@]}"; do
+  corpus="$build_dir/corpus/$target"
+  mkdir -p "$corpus"
+  log="$build_dir/$target.log"
+  ASAN_OPTIONS=detect_leaks=1 "$build_dir/tests/fuzz/${target}_fuzzer" \
+    -max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=4096 \
+    -artifact_prefix="$build_dir/artifacts/$target-" \
+    "$corpus" "$repo_root/tests/fuzz/corpus/$target" >"$log" 2>&1 || {
+    tail -n 40 "$log"
+    echo "fuzz: $target FAILED (log: $log)"
+    exit 1
+  }
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+  echo "fuzz: $target passed: $runs executions in ${seconds}s, $coverage"
+done

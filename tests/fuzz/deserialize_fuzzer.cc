@@ -1,0 +1,42 @@
+// Fuzz target: CuckooFilter::Deserialize on arbitrary bytes. It either
+// rejects them with a reason or accepts a filter whose serialization gives
+// back exactly the same bytes; it never reads outside the buffer. When the
+// first byte is odd, the rest gets a correct checksum first, so that the
+// validation behind the checksum is explored too.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuckoo/cuckoo_filter.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
+  if (input_size < 1) return 0;
+  const bool reseal = (input[0] & 1) != 0;
+  const size_t size = input_size - 1;
+  std::unique_ptr<uint8_t[]> copy(new uint8_t[size == 0 ? 1 : size]);
+  if (size > 0) std::memcpy(copy.get(), input + 1, size);
+  if (reseal && size >= 8) {
+    cuckoo::byte_io::Store<uint64_t>(copy.get() + size - 8,
+                                     XXH3_64bits(copy.get(), size - 8));
+  }
+  const uint8_t* data = copy.get();
+  std::string error;
+  std::optional<cuckoo::CuckooFilter> filter =
+      cuckoo::CuckooFilter::Deserialize(copy.get(), size, &error);
+  if (!filter) {
+    if (error.empty()) __builtin_trap();
+    return 0;
+  }
+  const std::vector<uint8_t> again = filter->Serialize();
+  if (again.size() != size || std::memcmp(again.data(), data, size) != 0) {
+    __builtin_trap();
+  }
+  for (uint64_t key = 0; key < 64; ++key) {
+    filter->Contains(key * 0x9E3779B97F4A7C15ull);
+  }
+  return 0;
+}

@@ -1,0 +1,78 @@
+// Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/):
+// valid filter blocks, serialized filters, key streams and operation
+// sequences, so that mutations start from meaningful inputs. Run by
+// scripts/fuzz.sh --seed-corpus; the output is committed.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuckoo/cuckoo_filter.h"
+#include "cuckoo_filter_policy.h"
+#include "rocksdb/table.h"
+#include "table/block_based/filter_policy_internal.h"
+
+namespace {
+
+void Write(const std::string& folder, const std::string& name,
+           const std::string& bytes) {
+  std::filesystem::create_directories(folder);
+  std::ofstream(folder + "/" + name, std::ios::binary) << bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seed_corpus CORPUS_ROOT\n");
+    return 2;
+  }
+  const std::string root = argv[1];
+  ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
+  ROCKSDB_NAMESPACE::FilterBuildingContext context(table_options);
+  for (int bits : {4, 10, 16, 40}) {
+    for (int keys : {0, 1, 7, 100}) {
+      rocksdb_cuckoo::CuckooFilterPolicy policy(bits);
+      std::unique_ptr<ROCKSDB_NAMESPACE::FilterBitsBuilder> builder(
+          policy.GetBuilderWithContext(context));
+      std::string stream(1, static_cast<char>(bits - 4));
+      for (int i = 0; i < keys; ++i) {
+        const std::string key = "key" + std::to_string(i * 7919);
+        builder->AddKey(key);
+        stream += static_cast<char>(key.size()) + key;
+      }
+      std::unique_ptr<const char[]> buffer;
+      const ROCKSDB_NAMESPACE::Slice block = builder->Finish(&buffer);
+      const std::string name =
+          "bits" + std::to_string(bits) + "_keys" + std::to_string(keys);
+      Write(root + "/filter_block_reader", name, block.ToString());
+      Write(root + "/filter_builder", name, stream);
+    }
+  }
+  for (int layout = 0; layout < 8; ++layout) {
+    std::string ops = {static_cast<char>(layout), static_cast<char>(200)};
+    for (int i = 0; i < 200; ++i) ops += static_cast<char>((i * 37) & 0xBF);
+    Write(root + "/cuckoo_filter_ops", "layout" + std::to_string(layout), ops);
+  }
+  const cuckoo::BucketLayout layouts[] = {
+      {4, 12, false}, {4, 10, true}, {2, 7, false}, {8, 32, false}};
+  for (const cuckoo::BucketLayout& layout : layouts) {
+    cuckoo::CuckooFilterOptions options;
+    options.layout = layout;
+    options.max_kicks = 10;
+    cuckoo::CuckooFilter filter(4, options);
+    for (uint64_t i = 0; i < 40; ++i) filter.Insert(i * 0x9E3779B97F4A7C15ull);
+    const std::vector<uint8_t> bytes = filter.Serialize();
+    const std::string name = "b" + std::to_string(layout.bucket_size) + "_f" +
+                             std::to_string(layout.fingerprint_bits) +
+                             (layout.semi_sorted ? "_semi" : "");
+    // Even first byte: as is; odd: resealed by the target.
+    Write(root + "/deserialize", name,
+          std::string(1, '\0') + std::string(bytes.begin(), bytes.end()));
+    Write(root + "/deserialize", name + "_reseal",
+          std::string(1, '\1') + std::string(bytes.begin(), bytes.end()));
+  }
+  return 0;
+}
