@@ -1,0 +1,167 @@
+// Fault tests with a real DB: a filter block damaged on disk (RocksDB's block
+// checksum catches it), and blocks that pass the checksum but carry a header
+// this reader does not accept (a newer format version, an impossible
+// geometry, a truncated table). Every read must stay correct; the filter is
+// simply not used.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <string>
+
+#include "cuckoo_filter_block.h"
+#include "db_test_util.h"
+#include "table/block_based/filter_policy_internal.h"
+
+namespace rocksdb_cuckoo {
+namespace {
+
+using testing::AbsentKey;
+using testing::DbTest;
+using testing::Key;
+namespace rdb = ROCKSDB_NAMESPACE;
+
+// Wraps the cuckoo builder and alters each finished block, as a buggy or
+// newer writer would; RocksDB then stores it with a valid checksum under the
+// same metaindex name.
+class MangledBuilder : public rdb::FilterBitsBuilder {
+ public:
+  using Mangle = std::function<std::string(std::string)>;
+  MangledBuilder(rdb::FilterBitsBuilder* inner, Mangle mangle)
+      : inner_(inner), mangle_(std::move(mangle)) {}
+  void AddKey(const rdb::Slice& key) override { inner_->AddKey(key); }
+  size_t EstimateEntriesAdded() override {
+    return inner_->EstimateEntriesAdded();
+  }
+  rdb::Slice Finish(std::unique_ptr<const char[]>* buf) override {
+    std::unique_ptr<const char[]> original;
+    const std::string block = mangle_(inner_->Finish(&original).ToString());
+    char* copy = new char[block.size()];
+    std::memcpy(copy, block.data(), block.size());
+    buf->reset(copy);
+    return rdb::Slice(copy, block.size());
+  }
+  size_t ApproximateNumEntries(size_t bytes) override {
+    return inner_->ApproximateNumEntries(bytes);
+  }
+
+ private:
+  std::unique_ptr<rdb::FilterBitsBuilder> inner_;
+  Mangle mangle_;
+};
+
+class MangledPolicy : public CuckooFilterPolicy {
+ public:
+  explicit MangledPolicy(MangledBuilder::Mangle mangle)
+      : mangle_(std::move(mangle)) {}
+  rdb::FilterBitsBuilder* GetBuilderWithContext(
+      const rdb::FilterBuildingContext& context) const override {
+    return new MangledBuilder(
+        CuckooFilterPolicy::GetBuilderWithContext(context), mangle_);
+  }
+
+ private:
+  MangledBuilder::Mangle mangle_;
+};
+
+class FaultTest : public DbTest {
+ protected:
+  static constexpr uint64_t kKeys = 20000;
+
+  // Reads every key back (all must be found) and the absent ones; returns
+  // how many absent lookups the filter answered.
+  uint64_t ReadAllAndCountFiltered() {
+    statistics_->Reset();
+    std::string value;
+    for (uint64_t i = 0; i < kKeys; ++i) {
+      EXPECT_TRUE(db_->Get(rdb::ReadOptions(), Key(i), &value).ok())
+          << "lost " << Key(i);
+      EXPECT_TRUE(
+          db_->Get(rdb::ReadOptions(), AbsentKey(i), &value).IsNotFound());
+    }
+    return Ticker(rdb::BLOOM_FILTER_USEFUL);
+  }
+
+  void WriteWith(std::shared_ptr<const rdb::FilterPolicy> policy) {
+    rdb::Options options = MakeOptions("");
+    rdb::BlockBasedTableOptions table;
+    table.filter_policy = std::move(policy);
+    options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
+    Open(options);
+    Fill(kKeys);
+    db_.reset();
+  }
+
+  void ReopenWithCuckoo() {
+    Open(MakeOptions("filter_policy=cuckoofilter:10"));
+  }
+};
+
+TEST_F(FaultTest, TheUnalteredBlockIsUsed) {
+  WriteWith(std::make_shared<MangledPolicy>([](std::string b) { return b; }));
+  ReopenWithCuckoo();
+  EXPECT_GT(ReadAllAndCountFiltered(), kKeys * 98 / 100);
+}
+
+TEST_F(FaultTest, BlocksWithUnacceptableHeadersMatchEverything) {
+  const std::pair<const char*, MangledBuilder::Mangle> cases[] = {
+      {"newer format version",
+       [](std::string b) {
+         b[4] = 2;
+         return b;
+       }},
+      {"unknown block kind",
+       [](std::string b) {
+         b[5] = 9;
+         return b;
+       }},
+      {"huge bucket count",
+       [](std::string b) {
+         b[15] = '\x7f';
+         return b;
+       }},
+      {"truncated table",
+       [](std::string b) { return b.substr(0, b.size() / 2); }},
+      {"header only",
+       [](std::string b) { return b.substr(0, kBlockHeaderBytes); }},
+      {"unknown key hash",
+       [](std::string b) {
+         b[9] = 1;
+         return b;
+       }},
+  };
+  for (const auto& [what, mangle] : cases) {
+    SCOPED_TRACE(what);
+    std::filesystem::remove_all(path_);
+    WriteWith(std::make_shared<MangledPolicy>(mangle));
+    ReopenWithCuckoo();
+    EXPECT_EQ(ReadAllAndCountFiltered(), 0u) << "the filter must not be used";
+  }
+}
+
+TEST_F(FaultTest, ADamagedFilterBlockOnDiskIsCaughtByTheChecksum) {
+  WriteWith(std::make_shared<CuckooFilterPolicy>(10));
+  // Flip one byte inside the filter's table, found by the block's magic.
+  int damaged_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(path_)) {
+    if (entry.path().extension() != ".sst") continue;
+    std::fstream file(entry.path(),
+                      std::ios::in | std::ios::out | std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(file)),
+                      std::istreambuf_iterator<char>());
+    const size_t magic = bytes.find("CKFB");
+    ASSERT_NE(magic, std::string::npos);
+    const size_t target = magic + kBlockHeaderBytes + 100;
+    file.seekp(static_cast<std::streamoff>(target));
+    file.put(static_cast<char>(bytes[target] ^ 0x5A));
+    ++damaged_files;
+  }
+  ASSERT_GT(damaged_files, 0);
+  ReopenWithCuckoo();
+  EXPECT_EQ(ReadAllAndCountFiltered(), 0u);
+}
+
+}  // namespace
+}  // namespace rocksdb_cuckoo
