@@ -193,8 +193,11 @@ class CuckooFilterBitsReader : public FilterBitsReader {
         table_(block.layout, block.num_buckets, block.table) {}
 
   bool MayMatch(const Slice& key) override {
-    return table_.Contains(
-        hashing_.Locate(cuckoo::HashKey(key.data(), key.size())));
+    const cuckoo::KeyPosition position =
+        hashing_.Locate(cuckoo::HashKey(key.data(), key.size()));
+    // Both cache misses start before either bucket is decoded.
+    table_.Prefetch(position);
+    return table_.Contains(position);
   }
 
   // The MultiGet path: hash every key and prefetch both of its buckets

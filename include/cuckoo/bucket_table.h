@@ -143,7 +143,7 @@ class BucketTableView {
       }
       lane_tops_ = lane_ones_ << (fingerprint_bits_ - 1);
     }
-    if (bits_per_bucket_ <= 57 && semi_sorted_) {
+    if (semi_sorted_ && 4 * low_bits_ <= 57) {
       for (int slot = 0; slot < 4 && low_bits_ > 0; ++slot) {
         low_ones_ |= uint64_t{1} << (slot * low_bits_);
       }
@@ -211,13 +211,24 @@ class BucketTableView {
                             (fingerprint * lane_ones_);
       return ZeroLanes(word, lane_ones_, lane_tops_) != 0;
     }
-    if (semi_sorted_ && bits_per_bucket_ <= 57) {
-      // Semi-sorted bucket in one word: match the four decoded nibbles and
-      // the four low parts lane by lane, in parallel, then require both in
-      // the same lane.
-      const uint64_t word = bits::Read(data_, position, bits_per_bucket_);
-      const uint32_t nibbles = semi_sort::DecodeNibbles(
-          static_cast<uint32_t>(word & ((1u << semi_sort::kCodeBits) - 1)));
+    if (semi_sorted_ && 4 * low_bits_ <= 57) {
+      // Semi-sorted bucket with its low parts in one word (f <= 18; up to
+      // f = 15 code and low parts share one load): match the four decoded
+      // nibbles and the four low parts lane by lane, in parallel, then
+      // require both in the same lane.
+      uint64_t code;
+      uint64_t lows;
+      if (bits_per_bucket_ <= 57) {
+        const uint64_t word = bits::Read(data_, position, bits_per_bucket_);
+        code = word & ((1u << semi_sort::kCodeBits) - 1);
+        lows = word >> semi_sort::kCodeBits;
+      } else {
+        code = bits::Read(data_, position, semi_sort::kCodeBits);
+        lows =
+            bits::Read(data_, position + semi_sort::kCodeBits, 4 * low_bits_);
+      }
+      const uint32_t nibbles =
+          semi_sort::DecodeNibbles(static_cast<uint32_t>(code));
       const uint64_t nibble_hits = ZeroLanes(
           nibbles ^ ((fingerprint >> low_bits_) * 0x1111u), 0x1111, 0x8888);
       // Gather the lane tops (bits 3, 7, 11, 15) into bits 12..15: the
@@ -226,7 +237,6 @@ class BucketTableView {
       const uint32_t lane_mask =
           static_cast<uint32_t>((((nibble_hits >> 3) * 0x1248u) >> 12) & 0xF);
       if (low_ones_ == 0) return lane_mask != 0;
-      const uint64_t lows = word >> semi_sort::kCodeBits;
       const uint64_t low_hits =
           ZeroLanes(lows ^ ((fingerprint & bits::Mask(low_bits_)) * low_ones_),
                     low_ones_, low_tops_);
