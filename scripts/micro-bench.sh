@@ -4,7 +4,7 @@
 #
 # usage: scripts/micro-bench.sh [--release] [google benchmark or --max_keys flags]
 #   --release  runs against the Release librocksdb of
-#              scripts/build-release-rocksdb.sh instead of Debian's
+#              scripts/build-rocksdb.sh --release instead of Debian's
 #   output: build/micro-bench[-release].json and .md
 set -euo pipefail
 
@@ -15,7 +15,7 @@ library_path=""
 if [ "${1:-}" = "--release" ]; then
   shift
   suffix="-release"
-  library_path=$("$repo_root/scripts/build-release-rocksdb.sh")
+  library_path=$("$repo_root/scripts/build-rocksdb.sh" --release)
 fi
 
 rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)

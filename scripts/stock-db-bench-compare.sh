@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The comparison with the field's own tool: Debian's stock db_bench (or the
-# Release one of scripts/build-release-rocksdb.sh), the cuckoo policy loaded
+# Release one of scripts/build-rocksdb.sh --release), the cuckoo policy loaded
 # with LD_PRELOAD, and one OPTIONS file per filter that differs from the
 # others only in its filter_policy line. One DB is filled once and copied per
 # filter; each copy's filters are rewritten by db_bench's "compact", and the
@@ -17,7 +17,7 @@ db_bench=db_bench
 library_path=""
 if [ "${1:-}" = "--release" ]; then
   shift
-  library_path=$("$repo_root/scripts/build-release-rocksdb.sh")
+  library_path=$("$repo_root/scripts/build-rocksdb.sh" --release)
   db_bench="$library_path/db_bench"
 fi
 num=${1:-1000000}
