@@ -14,7 +14,7 @@
 //        9    1 key hash: 0 = XXH3-64 with seed 0
 //       10    2 reserved, 0
 //       12    4 number of buckets (even, >= 2)
-//       16    8 number of unique keys (informational)
+//       16    8 number of fingerprints stored (informational)
 //       24    . table: TableDataBytes(layout, buckets) bytes, then 7 zero bytes
 // A block with zero keys is an ordinary table of 2 empty buckets and matches
 // nothing. The reader answers "may match" for anything it does not fully

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <unordered_map>
 #include <vector>
@@ -53,8 +54,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
 
 #ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
   // A key and its prefix. Successive keys share prefixes, so the last prefix
-  // is remembered to keep the hash list short; exact deduplication is the
-  // sort's job either way.
+  // is remembered to keep the hash list short; repeats that get through share
+  // one entry in the table either way.
   void AddKeyAndAlt(const Slice& key, const Slice& alt) override {
     AddHash(cuckoo::HashKey(key.data(), key.size()));
     const uint64_t alt_hash = cuckoo::HashKey(alt.data(), alt.size());
@@ -66,21 +67,17 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   }
 #endif
 
-  // Exact: the number of distinct key hashes added since the last Finish.
-  size_t EstimateEntriesAdded() override {
-    SortHashes();
-    return hashes_.size();
-  }
+  // Hashes added since the last Finish, adjacent repeats not counted (as in
+  // RocksDB's own builders): zero exactly when nothing was added.
+  size_t EstimateEntriesAdded() override { return hashes_.size(); }
 
   Slice Finish(std::unique_ptr<const char[]>* buf) override {
     return Finish(buf, nullptr);
   }
 
   Slice Finish(std::unique_ptr<const char[]>* buf, Status* status) override {
-    SortHashes();
-    std::vector<uint64_t> hashes;
+    std::deque<uint64_t> hashes;
     hashes.swap(hashes_);
-    sorted_ = true;
 #ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
     has_last_alt_ = false;
 #endif
@@ -90,12 +87,12 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     size_t size = 0;
     try {
       cuckoo::StaticBuildStats stats;
-      const cuckoo::BucketTable table =
-          cuckoo::BuildStaticTableFromSortedUnique(hashes, config_.layout,
-                                                   config_.load_factor, &stats);
+      const cuckoo::BucketTable table = cuckoo::BuildStaticTable(
+          hashes, config_.layout, config_.load_factor, &stats);
       size = kBlockHeaderBytes + table.bytes().size();
       block.reset(new char[size]);
-      EncodeTableHeader(config_.layout, table.num_buckets(), hashes.size(),
+      EncodeTableHeader(config_.layout, table.num_buckets(),
+                        stats.stored_entries,
                         reinterpret_cast<uint8_t*>(block.get()));
       std::memcpy(block.get() + kBlockHeaderBytes, table.bytes().data(),
                   table.bytes().size());
@@ -124,7 +121,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   // Finish must match the filter it produced.
   Status MaybePostVerify(const Slice& filter_content) override {
     if (verify_hashes_.empty()) return Status::OK();
-    std::vector<uint64_t> hashes;
+    std::deque<uint64_t> hashes;
     hashes.swap(verify_hashes_);
     const DecodedBlock block =
         DecodeBlock(reinterpret_cast<const uint8_t*>(filter_content.data()),
@@ -156,32 +153,22 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
 
  private:
   void AddHash(uint64_t hash) {
-    // Keys come in comparator order, so most duplicates are adjacent; the
-    // others are removed by the sort in Finish.
-    if (hashes_.empty() || hashes_.back() != hash) {
-      hashes_.push_back(hash);
-      sorted_ = false;
-    }
-  }
-
-  void SortHashes() {
-    if (!sorted_) {
-      cuckoo::SortAndUnique(&hashes_);
-      sorted_ = true;
-    }
+    // Keys come in comparator order, so most repeats are adjacent; the
+    // others share one entry in the table.
+    if (hashes_.empty() || hashes_.back() != hash) hashes_.push_back(hash);
   }
 
   const cuckoo::FilterConfig config_;
   const bool verify_after_construction_;
   // The DB's info log (outlives the builder), or null.
   ROCKSDB_NAMESPACE::Logger* const info_log_;
-  std::vector<uint64_t> hashes_;
-  bool sorted_ = true;
+  // A deque grows without copying, so its peak is the hashes themselves.
+  std::deque<uint64_t> hashes_;
 #ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
   uint64_t last_alt_hash_ = 0;
   bool has_last_alt_ = false;
 #endif
-  std::vector<uint64_t> verify_hashes_;
+  std::deque<uint64_t> verify_hashes_;
 };
 
 // Probes a filter block in place. Stateless and const after construction, so

@@ -116,6 +116,15 @@ inline void Write(uint8_t* data, uint64_t position, int width, uint64_t value) {
   StoreLittleEndian64(p, word);
 }
 
+// The top bit of every zero lane of `word`, for lanes described by their
+// bottom (`ones`) and top (`tops`) bits. Exact: adding 2^(w-1) - 1 to the
+// low w - 1 bits of a lane sets its top bit unless they are all zero, and
+// never carries into the next lane.
+inline uint64_t ZeroLanes(uint64_t word, uint64_t ones, uint64_t tops) {
+  const uint64_t low_mask = tops - ones;
+  return ~(((word & low_mask) + low_mask) | word) & tops;
+}
+
 }  // namespace bits
 
 // Read-only access to a packed table in memory the view does not own. The
@@ -300,13 +309,8 @@ class BucketTableView {
   }
 
  private:
-  // The top bit of every zero lane of `word`, for lanes described by their
-  // bottom (`ones`) and top (`tops`) bits. Exact: adding 2^(w-1) - 1 to the
-  // low w - 1 bits of a lane sets its top bit unless they are all zero, and
-  // never carries into the next lane.
   static uint64_t ZeroLanes(uint64_t word, uint64_t ones, uint64_t tops) {
-    const uint64_t low_mask = tops - ones;
-    return ~(((word & low_mask) + low_mask) | word) & tops;
+    return bits::ZeroLanes(word, ones, tops);
   }
 
   const uint8_t* data_ = nullptr;
