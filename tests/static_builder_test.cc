@@ -61,6 +61,25 @@ TEST(StaticBuilderTest, HighLoadsForTwoAndEightSlots) {
   }
 }
 
+TEST(StaticBuilderTest, EveryWorkSlotWidthAndBucketSizePlacesEveryKey) {
+  // 16-bit work slots up to f = 16 and 32-bit above; one-word buckets
+  // (4 x 16, 2 x 32 bits) are scanned word-parallel, the others slot by slot.
+  for (int b : {2, 4, 8}) {
+    for (int f : {6, 16, 17, 32}) {
+      SCOPED_TRACE("b=" + std::to_string(b) + " f=" + std::to_string(f));
+      HashStream stream(100 * b + f);
+      const std::vector<uint64_t> keys = stream.Take(30000);
+      StaticBuildStats stats;
+      const double load = MaxLoadFactor(b, Construction::kStatic) - 0.01;
+      const BucketTable table =
+          BuildStaticTable(keys, BucketLayout{b, f, false}, load, &stats);
+      EXPECT_EQ(stats.stored_entries + stats.shared_entries, keys.size());
+      EXPECT_GT(stats.placed_by_search, 0u);
+      for (uint64_t key : keys) ASSERT_TRUE(TableContains(table, key));
+    }
+  }
+}
+
 TEST(StaticBuilderTest, BeyondTheThresholdItGrowsInsteadOfDroppingKeys) {
   HashStream stream(77);
   std::vector<uint64_t> keys = stream.Take(20000);
