@@ -254,10 +254,10 @@ std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
     AugmentingPathSearch<Slot, kBucketSize> search(hashing, &slots);
     for (size_t i = 0; i < unplaced.size(); ++i) {
       if (i + kPrefetchDistance < unplaced.size()) {
-        const KeyPosition ahead =
+        const KeyPosition later =
             hashing.Locate(unplaced[i + kPrefetchDistance]);
-        slots.Prefetch(ahead.bucket);
-        slots.Prefetch(ahead.alternate);
+        slots.Prefetch(later.bucket);
+        slots.Prefetch(later.alternate);
       }
       const KeyPosition key = hashing.Locate(unplaced[i]);
       // An earlier key of this list may have placed the same entry.
@@ -272,7 +272,7 @@ std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
   }
 
   BucketTable table(layout, num_buckets);
-  uint32_t scratch[kMaxBucketSize];
+  uint32_t scratch[kMaxBucketSize] = {};
   for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
     const Slot* s = slots.bucket(bucket);
     if (s[0] == 0) continue;

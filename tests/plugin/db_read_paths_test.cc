@@ -60,9 +60,10 @@ TEST_P(FilterPlacementTest, EveryKeyFoundAndAbsentKeysFiltered) {
 INSTANTIATE_TEST_SUITE_P(
     FullAndPartitioned, FilterPlacementTest,
     ::testing::Combine(::testing::Bool(), ::testing::Bool()),
-    [](const ::testing::TestParamInfo<std::tuple<bool, bool>>& info) {
-      return std::string(std::get<0>(info.param) ? "Partitioned" : "Full") +
-             (std::get<1>(info.param) ? "Cached" : "Uncached");
+    [](const ::testing::TestParamInfo<std::tuple<bool, bool>>& param_info) {
+      return std::string(std::get<0>(param_info.param) ? "Partitioned"
+                                                       : "Full") +
+             (std::get<1>(param_info.param) ? "Cached" : "Uncached");
     });
 
 TEST_F(DbTest, IngestedSstFilesCarryTheCuckooFilter) {
@@ -174,8 +175,9 @@ TEST_P(PrefixSeekTest, SeekAndSeekForPrevAcrossPartitions) {
 }
 
 INSTANTIATE_TEST_SUITE_P(WholeKeyFiltering, PrefixSeekTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "WholeKeys" : "PrefixesOnly";
+                         [](const ::testing::TestParamInfo<bool>& param_info) {
+                           return param_info.param ? "WholeKeys"
+                                                   : "PrefixesOnly";
                          });
 
 }  // namespace

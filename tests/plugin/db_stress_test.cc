@@ -106,8 +106,8 @@ TEST_P(StressTest, ReadersNeverMissAcknowledgedKeysWhileFiltersAreRebuilt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(FullAndPartitioned, StressTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Partitioned" : "Full";
+                         [](const ::testing::TestParamInfo<bool>& param_info) {
+                           return param_info.param ? "Partitioned" : "Full";
                          });
 
 }  // namespace
