@@ -2,9 +2,12 @@
 // options strings under strict ConfigOptions, Get/MultiGet with full and
 // partitioned filters, the false-positive rate from RocksDB's tickers next to
 // the built-in Bloom filter's, OPTIONS file round trips, reopening under other
-// policies, and construction verification.
+// policies, construction verification, and the low-budget warning.
 #include <gtest/gtest.h>
 
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -239,6 +242,54 @@ TEST_F(DbTest, ConstructionVerificationPassesAndAdversarialKeysWork) {
     ASSERT_TRUE(db_->Get(rdb::ReadOptions(), Key(i), &value).ok());
   for (const rdb::Snapshot* snapshot : snapshots)
     db_->ReleaseSnapshot(snapshot);
+}
+
+// Keeps every line of the DB's info log (background threads write it too).
+class CapturingLogger : public rdb::Logger {
+ public:
+  CapturingLogger() : rdb::Logger(rdb::InfoLogLevel::INFO_LEVEL) {}
+  using rdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    char line[1024];
+    std::vsnprintf(line, sizeof(line), format, ap);
+    std::lock_guard<std::mutex> lock(mutex_);
+    lines_.emplace_back(line);
+  }
+  int CountContaining(const std::string& text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int count = 0;
+    for (const std::string& line : lines_) {
+      count += line.find(text) != std::string::npos;
+    }
+    return count;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+TEST_F(DbTest, BudgetsWhereBloomWinsWarnInTheInfoLog) {
+  for (int bits : {8, 10}) {
+    SCOPED_TRACE(bits);
+    std::filesystem::remove_all(path_);
+    rdb::Options options =
+        MakeOptions("filter_policy=cuckoofilter:" + std::to_string(bits));
+    auto logger = std::make_shared<CapturingLogger>();
+    options.info_log = logger;
+    Open(options);
+    ASSERT_EQ(PolicyInEffect(), "cuckoofilter");
+    Fill(1000);
+    CheckGets(1000);
+    const int warnings =
+        logger->CountContaining("[cuckoofilter] " + std::to_string(bits) +
+                                " bits/key: below about 9 bits per key");
+    if (bits < 9) {
+      EXPECT_GE(warnings, 1);
+    } else {
+      EXPECT_EQ(warnings, 0);
+    }
+  }
 }
 
 }  // namespace
