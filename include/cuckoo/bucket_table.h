@@ -218,7 +218,7 @@ class BucketTableView {
       // Plain bucket in one word: XOR turns matching lanes into zero lanes.
       const uint64_t word = bits::Read(data_, position, bits_per_bucket_) ^
                             (fingerprint * lane_ones_);
-      return ZeroLanes(word, lane_ones_, lane_tops_) != 0;
+      return bits::ZeroLanes(word, lane_ones_, lane_tops_) != 0;
     }
     if (semi_sorted_ && 4 * low_bits_ <= 57) {
       // Semi-sorted bucket with its low parts in one word (f <= 18; up to
@@ -238,7 +238,7 @@ class BucketTableView {
       }
       const uint32_t nibbles =
           semi_sort::DecodeNibbles(static_cast<uint32_t>(code));
-      const uint64_t nibble_hits = ZeroLanes(
+      const uint64_t nibble_hits = bits::ZeroLanes(
           nibbles ^ ((fingerprint >> low_bits_) * 0x1111u), 0x1111, 0x8888);
       // Gather the lane tops (bits 3, 7, 11, 15) into bits 12..15: the
       // multiplier's partial products below bit 12 sum to less than 2^12,
@@ -246,9 +246,9 @@ class BucketTableView {
       const uint32_t lane_mask =
           static_cast<uint32_t>((((nibble_hits >> 3) * 0x1248u) >> 12) & 0xF);
       if (low_ones_ == 0) return lane_mask != 0;
-      const uint64_t low_hits =
-          ZeroLanes(lows ^ ((fingerprint & bits::Mask(low_bits_)) * low_ones_),
-                    low_ones_, low_tops_);
+      const uint64_t low_hits = bits::ZeroLanes(
+          lows ^ ((fingerprint & bits::Mask(low_bits_)) * low_ones_), low_ones_,
+          low_tops_);
       return (low_hits & nibble_lanes_to_low_tops_[lane_mask]) != 0;
     }
     uint32_t slots[kMaxBucketSize];
@@ -309,10 +309,6 @@ class BucketTableView {
   }
 
  private:
-  static uint64_t ZeroLanes(uint64_t word, uint64_t ones, uint64_t tops) {
-    return bits::ZeroLanes(word, ones, tops);
-  }
-
   const uint8_t* data_ = nullptr;
   uint32_t num_buckets_ = 0;
   int bucket_size_ = 4;

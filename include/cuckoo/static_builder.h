@@ -284,12 +284,11 @@ std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
 
 }  // namespace static_build_internal
 
-// Hashes is any random-access container of uint64_t: a std::vector, or a
-// std::deque, which grows without copying or doubling its memory.
-
 // Places hashes (any order, repeats allowed) into a table of num_buckets
 // (even) buckets. Returns nullopt when the bounded search cannot place some
-// key. Counts into *stats, which the caller resets.
+// key. Counts into *stats, which the caller resets. Hashes is any container
+// of uint64_t with size() and forward iterators: a std::vector, or a
+// std::deque, which grows without copying or doubling its memory.
 template <typename Hashes>
 std::optional<BucketTable> PlaceHashes(const Hashes& hashes,
                                        const BucketLayout& layout,
@@ -348,30 +347,31 @@ BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
   bool resized = false;
   for (;;) {
     ++s.attempts;
-    const uint32_t attempts = s.attempts;
-    const uint64_t searched_nodes = s.searched_nodes;
-    s = StaticBuildStats{};
-    s.input_hashes = hashes.size();
-    s.attempts = attempts;
-    s.searched_nodes = searched_nodes;
+    StaticBuildStats placement;
     std::optional<BucketTable> table =
-        PlaceHashes(hashes, layout, num_buckets, &s);
+        PlaceHashes(hashes, layout, num_buckets, &placement);
+    s.searched_nodes += placement.searched_nodes;
     if (!table) {
       num_buckets = static_cast<uint32_t>(
           ValidBucketCount(uint64_t{num_buckets} + num_buckets / 64 + 2));
       continue;
     }
-    s.stored_entries = s.placed_greedily + s.placed_by_search;
+    const uint64_t stored =
+        placement.placed_greedily + placement.placed_by_search;
     const uint32_t fitting =
-        BucketsForLoad(s.stored_entries, layout.bucket_size, target_load);
-    if (!resized && s.stored_entries < kResizeBelow * hashes.size() &&
+        BucketsForLoad(stored, layout.bucket_size, target_load);
+    if (!resized && stored < kResizeBelow * hashes.size() &&
         fitting < num_buckets) {
       resized = true;
       num_buckets = fitting;
       continue;
     }
+    s.stored_entries = stored;
+    s.shared_entries = placement.shared_entries;
+    s.placed_greedily = placement.placed_greedily;
+    s.placed_by_search = placement.placed_by_search;
     s.num_buckets = num_buckets;
-    s.load_factor = static_cast<double>(s.stored_entries) /
+    s.load_factor = static_cast<double>(stored) /
                     (static_cast<double>(num_buckets) * layout.bucket_size);
     return std::move(*table);
   }
