@@ -230,8 +230,11 @@ class CuckooFilter {
     return z ^ (z >> 31);
   }
 
+  // The scratch buckets below are zero-initialized: the compiler cannot see
+  // that ReadBucket writes every slot these loops read (semi-sorting implies
+  // bucket_size 4), and warns of uninitialized reads at -O3 otherwise.
   bool TryAddToBucket(uint32_t bucket, uint32_t fingerprint) {
-    uint32_t slots[kMaxBucketSize];
+    uint32_t slots[kMaxBucketSize] = {};
     table_.view().ReadBucket(bucket, slots);
     for (int slot = 0; slot < layout().bucket_size; ++slot) {
       if (slots[slot] == 0) {
@@ -249,7 +252,7 @@ class CuckooFilter {
 
   // Replaces one slot holding `from` by `to`; false if none holds `from`.
   bool ReplaceInBucket(uint32_t bucket, uint32_t from, uint32_t to) {
-    uint32_t slots[kMaxBucketSize];
+    uint32_t slots[kMaxBucketSize] = {};
     table_.view().ReadBucket(bucket, slots);
     for (int slot = 0; slot < layout().bucket_size; ++slot) {
       if (slots[slot] == from) {
@@ -279,7 +282,7 @@ class CuckooFilter {
     steps.reserve(std::min<uint32_t>(options_.max_kicks, 64));
     uint32_t homeless = fingerprint;
     uint32_t current = bucket;
-    uint32_t slots[kMaxBucketSize];
+    uint32_t slots[kMaxBucketSize] = {};
     for (uint32_t kick = 0; kick < options_.max_kicks; ++kick) {
       // Alternate the starting bucket between the two choices.
       if (kick == 0 && (NextRandom() & 1)) {

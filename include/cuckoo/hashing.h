@@ -44,6 +44,14 @@
 #ifndef XXH_INLINE_ALL
 #define XXH_INLINE_ALL
 #endif
+// xxhash.h picks its kernel for inputs over 240 bytes from the target flags:
+// AVX-512 whenever __AVX512F__ is set, as under -march=native on such a CPU.
+// GCC 12's avx512fintrin.h then fails -Werror=maybe-uninitialized inside
+// that kernel (GCC bug 105593), so AVX-512 targets use the AVX2 kernel, which
+// they all have. Every kernel computes the same hash; shorter keys use none.
+#if !defined(XXH_VECTOR) && defined(__AVX512F__)
+#define XXH_VECTOR XXH_AVX2
+#endif
 #include <xxhash.h>
 
 #include <cstddef>

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Checks that the build does not depend on the CPU it runs on: compiles the
+# whole project (core, plugin, tests, benchmarks) warning-free for two fixed
+# x86-64 targets, x86-64-v2 (SSE4.2) and x86-64-v4 (AVX-512), and the plugin's
+# sources also with RocksDB's own in-tree flags at -O2 and -O3. RocksDB's
+# in-tree build uses -march=native with -Werror, so without this check what
+# passes depends on the CPU that CI happens to get. Nothing is run: the
+# binaries need not execute on this machine.
+#
+# usage: scripts/check-march.sh [BUILD_DIR_PREFIX]   (default: build-march)
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+prefix=${1:-$repo_root/build-march}
+rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)
+
+# The warning and code-generation flags RocksDB's CMake gives in-tree plugin
+# sources (Release, FAIL_ON_WARNINGS=ON), without -march.
+rocksdb_flags=(-W -Wextra -Wall -pthread -Wsign-compare -Wshadow
+  -Wno-unused-parameter -Wno-unused-variable -Woverloaded-virtual
+  -Wnon-virtual-dtor -Wno-missing-field-initializers -Wno-strict-aliasing
+  -Wno-invalid-offsetof -fno-omit-frame-pointer -momit-leaf-frame-pointer
+  -Werror -fno-builtin-memcmp -DNDEBUG -fno-rtti -std=gnu++17 -DOS_LINUX
+  -DROCKSDB_PLATFORM_POSIX -DROCKSDB_LIB_IO_POSIX)
+sources=$(sed -n 's/^cuckoo_SOURCES = //p' "$repo_root/cuckoo.mk")
+
+for march in x86-64-v2 x86-64-v4; do
+  build="$prefix-$march"
+  echo "== -march=$march: the whole project" >&2
+  cmake -S "$repo_root" -B "$build" -DROCKSDB_SOURCE_DIR="$rocksdb_source" \
+    -DCMAKE_CXX_FLAGS="-march=$march" >/dev/null
+  cmake --build "$build" -j2 >/dev/null
+  for level in -O2 -O3; do
+    for source in $sources; do
+      g++ "${rocksdb_flags[@]}" "$level" -march="$march" -I"$rocksdb_source" \
+        -I"$rocksdb_source/include" -I"$repo_root/include" \
+        -I"$repo_root/plugin" -c "$repo_root/$source" -o "$build/in-tree-flags.o"
+    done
+  done
+  echo "check-march: -march=$march compiles warning-free (project; plugin with RocksDB's flags at -O2 and -O3)"
+done
