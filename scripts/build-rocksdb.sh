@@ -1,73 +1,159 @@
 #!/usr/bin/env bash
-# Builds a shared librocksdb (and, for the Release variant, db_bench) from
-# Debian's source package of the installed version. Takes long on two cores,
-# so the result is cached outside the repository and reused. RTTI stays on
-# (the plugin derives from RocksDB classes), and the library also answers to
-# Debian's soname, so
-#   LD_LIBRARY_PATH=$(scripts/build-rocksdb.sh --release) build/bench/...
-# runs any of the project's programs against it.
+# Builds RocksDB from source as a shared library, with that tree's db_bench,
+# ldb, sst_dump and db_stress, and caches the result outside the repository,
+# keyed by version, variant and flags: on two cores a build takes 15 to 30
+# minutes, and a second call returns at once. The build has the compression
+# libraries of Debian's own (Snappy, LZ4, Zstd, zlib, bzip2), so it opens DBs
+# that Debian's RocksDB wrote with RocksDB's default compression.
+#
+# RTTI: the build of the installed Debian version keeps RTTI on, like
+# Debian's library, so that it can stand in for it (it also answers to
+# Debian's soname:
+#   LD_LIBRARY_PATH=$(scripts/build-rocksdb.sh) build/bench/...
+# runs any of the project's programs against it). Other versions keep
+# RocksDB's own default, which for a Release build is -fno-rtti; the plugin's
+# CMake detects which one it links against.
 #
 # Variants:
-#   --release  NDEBUG, -O3, with db_bench: a fair baseline, since Debian's own
-#              library has assertions on, which slows the built-in filters'
-#              code paths but not the plugin's.
-#   --tsan     ThreadSanitizer-instrumented library, for the DB stress test:
-#              against Debian's uninstrumented library TSan cannot see how
+#   --release  (default) NDEBUG, -O3, PORTABLE: the build the project tests
+#              other versions against, and a fair baseline for benchmarks
+#              (Debian's own library has assertions on).
+#   --tsan     ThreadSanitizer-instrumented library only, for the DB stress
+#              test: against an uninstrumented library TSan cannot see how
 #              RocksDB hands a filter reader built by a flush thread to the
 #              reading threads, and reports that hand-over as a race.
 #
-# usage: scripts/build-rocksdb.sh --release|--tsan [CACHE_DIR]
-#   default CACHE_DIR: ${XDG_CACHE_HOME:-~/.cache}/rocksdb-cuckoo
-#   prints the folder holding librocksdb.so.* (and db_bench).
+# usage: scripts/build-rocksdb.sh [--release | --tsan] [VERSION | TARBALL | TREE]
+#   VERSION  7.8.3, 9.10.0, 9.11.2, 10.10.1 or 11.8.1 (see
+#            scripts/fetch-rocksdb-source.sh); default: the installed
+#            librocksdb-dev's version
+#   TARBALL, TREE  a release tarball or extracted source tree of your own
+#   ROCKSDB_CACHE  the cache folder (default ${XDG_CACHE_HOME:-~/.cache}/rocksdb-cuckoo)
+#   prints the folder holding librocksdb.so*, the tools, and `source`, a link
+#   to the source tree (whose internal headers the plugin compiles against).
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-variant=${1:-}
-cache=${2:-${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo}
-common_args=(-DUSE_RTTI=ON -DPORTABLE=ON -DWITH_SNAPPY=ON -DWITH_LZ4=ON
+usage="usage: scripts/build-rocksdb.sh [--release | --tsan] [VERSION | TARBALL | TREE]"
+variant=release
+source_arg=""
+while (($#)); do
+  case "$1" in
+    --release) variant=release ;;
+    --tsan) variant=tsan ;;
+    -*) echo "$usage" >&2; exit 2 ;;
+    *) source_arg=$1 ;;
+  esac
+  shift
+done
+cache=${ROCKSDB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo}
+log() { echo "build-rocksdb: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+mkdir -p "$cache"
+if [ -n "$source_arg" ] && [ -d "$source_arg" ]; then
+  tree=$(cd "$source_arg" && pwd -P)
+  [ -f "$tree/include/rocksdb/version.h" ] && [ -f "$tree/CMakeLists.txt" ] ||
+    die "$source_arg is not a RocksDB source tree (no include/rocksdb/version.h or CMakeLists.txt)"
+else
+  tree=$("$repo_root/scripts/fetch-rocksdb-source.sh" "$cache/source" --full $source_arg)
+fi
+version=$(awk '/^#define ROCKSDB_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $3 }
+  END { print v }' "$tree/include/rocksdb/version.h")
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+  die "cannot read the version from $tree/include/rocksdb/version.h"
+if [ "$(printf '%s\n' 7.8.0 "$version" | sort -V | head -n 1)" != 7.8.0 ]; then
+  die "RocksDB $version is older than 7.8, the oldest release the plugin supports"
+fi
+
+installed=$(dpkg-query -W -f='${Version}' librocksdb-dev 2>/dev/null || true)
+installed=${installed#*:}
+installed=${installed%-*}
+args=(-DCMAKE_BUILD_TYPE=Release -DPORTABLE=ON -DWITH_SNAPPY=ON -DWITH_LZ4=ON
   -DWITH_ZLIB=ON -DWITH_ZSTD=ON -DWITH_BZ2=ON -DWITH_TESTS=OFF
-  -DWITH_TOOLS=OFF -DWITH_CORE_TOOLS=OFF -DFAIL_ON_WARNINGS=OFF)
+  -DFAIL_ON_WARNINGS=OFF -DROCKSDB_BUILD_SHARED=ON)
+if [ "$version" = "$installed" ]; then
+  args+=(-DUSE_RTTI=ON)
+fi
 case "$variant" in
-  --release)
-    out="$cache/release"
-    build="$cache/build"
-    variant_args=(-DCMAKE_BUILD_TYPE=Release -DWITH_GFLAGS=ON
-      -DWITH_BENCHMARK_TOOLS=ON)
-    targets=(rocksdb-shared db_bench)
+  release)
+    args+=(-DWITH_GFLAGS=ON -DWITH_BENCHMARK_TOOLS=ON -DWITH_CORE_TOOLS=ON
+      -DWITH_TOOLS=ON)
+    targets=(rocksdb-shared db_bench ldb sst_dump db_stress)
     ;;
-  --tsan)
+  tsan)
     # -O1 and line tables only: enough for TSan's stacks, and quicker to build.
-    out="$cache/tsan"
-    build="$cache/build-tsan"
-    variant_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWITH_TSAN=ON
+    args+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWITH_TSAN=ON
       "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
       "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
       -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread -DWITH_GFLAGS=OFF
-      -DWITH_BENCHMARK_TOOLS=OFF)
+      -DWITH_BENCHMARK_TOOLS=OFF -DWITH_CORE_TOOLS=OFF -DWITH_TOOLS=OFF)
     targets=(rocksdb-shared)
-    ;;
-  *)
-    echo "usage: scripts/build-rocksdb.sh --release|--tsan [CACHE_DIR]" >&2
-    exit 2
     ;;
 esac
 
-mkdir -p "$cache"
+# The key: version, variant, a digest of the flags and of the tree's path.
+digest=$(printf '%s\n' "$tree" "${args[@]}" "${targets[@]}" | sha256sum | cut -c1-10)
+out="$cache/rocksdb-$version-$variant-$digest"
 if [ -f "$out/.complete" ]; then
   echo "$out"
   exit 0
 fi
 
-tree=$("$repo_root/scripts/fetch-rocksdb-source.sh" "$cache/source" --full)
-debian_soname=$(basename "$(readlink -f /usr/lib/x86_64-linux-gnu/librocksdb.so)" |
-  sed -E 's/^(librocksdb\.so\.[0-9]+\.[0-9]+).*/\1/')
-cmake -S "$tree" -B "$build" "${common_args[@]}" "${variant_args[@]}" >&2
-cmake --build "$build" -j2 --target "${targets[@]}" >&2
+# The compression and gflags headers the build needs.
+for header in snappy.h lz4.h zstd.h zlib.h bzlib.h gflags/gflags.h; do
+  [ -f "/usr/include/$header" ] || [ "$variant" = tsan -a "$header" = gflags/gflags.h ] ||
+    die "/usr/include/$header is missing: run scripts/setup.sh (as root) first"
+done
 
+build="$out.build"
+started=$(date +%s)
+log "building RocksDB $version ($variant: ${targets[*]}) in $build;" \
+  "this takes 15 to 30 minutes on two cores"
+cmake -S "$tree" -B "$build" "${args[@]}" >"$out.configure.log" 2>&1 || {
+  tail -n 30 "$out.configure.log" >&2
+  die "configuring RocksDB $version failed (log: $out.configure.log)"
+}
+# Progress on standard error: each target built, CMake's percentage within
+# a target in steps of 10, and any error.
+last=-10
+cmake --build "$build" -j2 --target "${targets[@]}" 2>&1 | tee "$out.build.log" |
+  while IFS= read -r line; do
+    if [[ "$line" =~ ^\[\ *([0-9]+)%\]\ Built\ target\ (.*)$ ]]; then
+      log "built ${BASH_REMATCH[2]} ($((($(date +%s) - started) / 60)) minutes)"
+      last=-10
+    elif [[ "$line" =~ ^\[\ *([0-9]+)%\] ]] && ((BASH_REMATCH[1] >= last + 10)); then
+      last=${BASH_REMATCH[1]}
+      log "$last% ($((($(date +%s) - started) / 60)) minutes)"
+    fi
+    if [[ "$line" == *" error"* ]]; then echo "$line" >&2; fi
+  done
+# Where CMake leaves each target: the library and db_bench at the top, the
+# other tools in their own folders (tools/, db_stress_tool/).
+built() {  # target -> path
+  local name=$1
+  [ "$name" = rocksdb-shared ] && name=librocksdb.so
+  find "$build" -maxdepth 2 -name "$name" \( -type f -o -type l \) | head -n 1
+}
+for target in "${targets[@]}"; do
+  [ -n "$(built "$target")" ] ||
+    die "building RocksDB $version failed: no $target in $build (log: $out.build.log)"
+done
+
+rm -rf "$out"
 mkdir -p "$out"
 cp -a "$build"/librocksdb.so* "$out/"
-if [ -f "$build/db_bench" ]; then cp "$build/db_bench" "$out/db_bench"; fi
-real=$(ls "$out"/librocksdb.so.*.*.* | head -n 1)
-ln -sf "$(basename "$real")" "$out/$debian_soname"
+for target in "${targets[@]}"; do
+  [ "$target" = rocksdb-shared ] || cp "$(built "$target")" "$out/$target"
+done
+ln -sfn "$tree" "$out/source"
+if [ "$version" = "$installed" ]; then
+  multiarch=$(g++ -print-multiarch)
+  debian_soname=$(basename "$(readlink -f "/usr/lib/$multiarch/librocksdb.so")" |
+    sed -E 's/^(librocksdb\.so\.[0-9]+\.[0-9]+).*/\1/')
+  real=$(ls "$out"/librocksdb.so.*.*.* | head -n 1)
+  ln -sf "$(basename "$real")" "$out/$debian_soname"
+fi
 touch "$out/.complete"
+log "RocksDB $version built in $((($(date +%s) - started) / 60)) minutes: $out"
 echo "$out"

@@ -1,63 +1,68 @@
 #!/usr/bin/env bash
-# Fetches the upstream tarball of a Debian rocksdb source package, checks it
-# against the checksum pinned in scripts/rocksdb-source.sha256, and extracts
-# the parts of the tree a build needs. By default the package is the one of
-# the installed librocksdb-dev; --suite and --version pick another (e.g. the
-# 9.10 of Debian trixie, for a compile check). The system's apt configuration
-# is left alone: deb-src entries, lists and cache live under DEST.
+# Fetches a RocksDB source tarball, checks it against the checksum pinned in
+# scripts/rocksdb-source.sha256, and extracts the parts of the tree a build
+# needs. Where each release comes from:
+#   7.8.3    Debian 12 (bookworm) source package, the installed librocksdb-dev
+#   9.10.0   Debian 13 (trixie) source package
+#   9.11.2   Debian unstable (sid) source package
+#   10.10.1, 11.8.1  upstream release tarballs, from $ROCKSDB_TARBALLS or
+#            ../shared/rocksdb next to this repository
+# A Debian package is matched on its upstream version, so a newer Debian
+# revision of the same release (a stable update) still works. Downloads are
+# kept once in ${XDG_CACHE_HOME:-~/.cache}/rocksdb-cuckoo/downloads; a
+# download goes to a temporary name first, and one that does not match its
+# checksum is deleted and tried once more. The system's apt configuration is
+# left alone: deb-src entries, lists and cache live in the download cache.
 #
-# usage: scripts/fetch-rocksdb-source.sh DEST [--full] [--suite S --version V]
+# usage: scripts/fetch-rocksdb-source.sh DEST [--full] [VERSION | TARBALL]
+#   VERSION  e.g. 9.10.0 (default: the version of the installed librocksdb-dev)
+#   TARBALL  a release tarball of the user's own; verified when its version
+#            is one the project pins
+#   --full   extracts the whole tree (needed to build RocksDB itself)
 #   prints the path of the extracted tree root on standard output.
-#   --full     extracts the whole tree (needed to build RocksDB itself)
-#   --suite S  Debian suite to take the source from (default: the system's)
-#   --version V  Debian version of the source package, e.g. 9.10.0-1
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-usage="usage: fetch-rocksdb-source.sh DEST [--full] [--suite S --version V]"
+usage="usage: fetch-rocksdb-source.sh DEST [--full] [VERSION | TARBALL]"
 dest=${1:?$usage}
 shift
 full=""
-suite=""
-deb_version=""
+source_arg=""
 while (($#)); do
   case "$1" in
     --full) full=1 ;;
-    --suite) suite=${2:?$usage}; shift ;;
-    --version) deb_version=${2:?$usage}; shift ;;
-    *) echo "$usage" >&2; exit 2 ;;
+    -*) echo "$usage" >&2; exit 2 ;;
+    *) source_arg=$1 ;;
   esac
   shift
 done
-mkdir -p "$dest"
-dest=$(cd "$dest" && pwd)
 
 log() { echo "fetch-rocksdb-source: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-if [ -z "$deb_version" ]; then
-  deb_version=$(dpkg-query -W -f='${Version}' librocksdb-dev 2>/dev/null) ||
-    die "librocksdb-dev is not installed (run scripts/setup.sh first)"
-fi
-upstream=${deb_version#*:}
-upstream=${upstream%-*}
-tarball="rocksdb_${upstream}.orig.tar.gz"
-tree="$dest/rocksdb-$upstream"
-marker="$tree/.extracted${full:+-full}"
+downloads=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo/downloads
+mkdir -p "$dest" "$downloads"
+dest=$(cd "$dest" && pwd)
 
-if [ -f "$marker" ]; then
-  echo "$tree"
-  exit 0
-fi
+pinned_sha() {  # tarball name -> pinned sha256, or nothing
+  sed -n "s/^\([0-9a-f]\{64\}\)  $1\$/\1/p" "$repo_root/scripts/rocksdb-source.sha256"
+}
 
-pinned_sha=$(sed -n "s/^\([0-9a-f]\{64\}\)  $tarball\$/\1/p" \
-  "$repo_root/scripts/rocksdb-source.sha256")
-[ -n "$pinned_sha" ] ||
-  die "no pinned sha256 for $tarball in scripts/rocksdb-source.sha256"
+# Checks a file against a sha256; on a mismatch deletes it and says so.
+verified() {  # file sha
+  if (cd "$(dirname "$1")" && echo "$2  $(basename "$1")" | sha256sum --check --quiet - >/dev/null 2>&1); then
+    return 0
+  fi
+  log "$1 does not match its pinned sha256 $2: deleted"
+  rm -f "$1"
+  return 1
+}
 
-if [ ! -f "$dest/$tarball" ]; then
-  log "downloading $tarball (Debian source package rocksdb=$deb_version)"
-  apt_dir="$dest/apt"
+# Downloads the orig tarball of Debian's rocksdb source package of upstream
+# version $1 from suite $2 ("" for the system's own) to $3.
+download_debian() {
+  local upstream=$1 suite=$2 out=$3
+  local apt_dir="$downloads/apt${suite:+-$suite}"
   mkdir -p "$apt_dir/sources.list.d" "$apt_dir/state/lists/partial" \
     "$apt_dir/cache/archives/partial"
   # The system's binary-package entries, turned into deb-src entries (and
@@ -92,28 +97,129 @@ if [ ! -f "$dest/$tarball" ]; then
         print
       }' /etc/apt/sources.list >>"$apt_dir/sources.list"
   fi
-  apt_opts=(-q -o "Dir::Etc::SourceList=$apt_dir/sources.list"
+  local apt_opts=(-q -o "Dir::Etc::SourceList=$apt_dir/sources.list"
     -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
     -o "Dir::State=$apt_dir/state" -o "Dir::Cache=$apt_dir/cache"
     -o "APT::Sandbox::User=$(id -un)")
   apt-get "${apt_opts[@]}" update >&2
-  # Only the upstream tarball is needed; apt says where it is.
+  # Any Debian revision of this upstream version: they share the tarball.
+  local deb_version
+  deb_version=$(apt-cache "${apt_opts[@]}" showsrc rocksdb 2>/dev/null |
+    sed -n 's/^Version: //p' | awk -v up="$upstream" '{
+        v = $0; sub(/^[0-9]+:/, "", v); sub(/-[^-]*$/, "", v)
+        if (v == up) { print; exit }
+      }')
+  [ -n "$deb_version" ] ||
+    die "Debian${suite:+ $suite} has no rocksdb source package of version $upstream"
+  local name uri
+  name=$(basename "$out")
   uri=$(apt-get "${apt_opts[@]}" source --print-uris "rocksdb=$deb_version" |
-    awk -v name="$tarball" '$2 == name { gsub("\047", "", $1); print $1 }')
-  [ -n "$uri" ] || die "apt knows no $tarball for rocksdb=$deb_version"
+    awk -v name="$name" '$2 == name { gsub("\047", "", $1); print $1 }')
+  [ -n "$uri" ] || die "apt knows no $name for rocksdb=$deb_version"
+  log "downloading $name (Debian source package rocksdb=$deb_version)"
   /usr/lib/apt/apt-helper -o "APT::Sandbox::User=$(id -un)" download-file \
-    "$uri" "$dest/$tarball" "SHA256:$pinned_sha" >&2
+    "$uri" "$out.partial" >&2
+  mv "$out.partial" "$out"
+}
+
+# The upstream tarballs of releases Debian does not carry.
+upstream_tarball_dirs=(${ROCKSDB_TARBALLS:+"$ROCKSDB_TARBALLS"}
+  "$repo_root/../shared/rocksdb")
+
+fetch_release() {  # upstream version -> path of the verified tarball
+  local upstream=$1 suite name sha dir
+  case "$upstream" in
+    7.8.3) suite="bookworm" ;;
+    9.10.0) suite="trixie" ;;
+    9.11.2) suite="sid" ;;
+    *) suite="" ;;
+  esac
+  if [ -n "$suite" ]; then
+    name="rocksdb_${upstream}.orig.tar.gz"
+  else
+    name="rocksdb-${upstream}.tar.gz"
+  fi
+  sha=$(pinned_sha "$name")
+  [ -n "$sha" ] || die "RocksDB $upstream is not a release this project pins" \
+    "(scripts/rocksdb-source.sha256 lists 7.8.3, 9.10.0, 9.11.2, 10.10.1," \
+    "11.8.1); pass the tarball or the extracted tree of your own instead"
+  local cached="$downloads/$name"
+  if [ -f "$cached" ] && verified "$cached" "$sha"; then
+    echo "$cached"
+    return
+  fi
+  if [ -z "$suite" ]; then
+    for dir in "${upstream_tarball_dirs[@]}"; do
+      if [ -f "$dir/$name" ]; then
+        cp "$dir/$name" "$cached.partial"
+        mv "$cached.partial" "$cached"
+        verified "$cached" "$sha" || die "$dir/$name is not the pinned RocksDB $upstream tarball"
+        echo "$cached"
+        return
+      fi
+    done
+    die "no $name in ${upstream_tarball_dirs[*]}: Debian carries no RocksDB" \
+      "$upstream; put the upstream release tarball there or set ROCKSDB_TARBALLS"
+  fi
+  # Debian's own suite for the installed version, so that mirrors and
+  # security updates of the system's sources apply.
+  local installed
+  installed=$(dpkg-query -W -f='${Version}' librocksdb-dev 2>/dev/null || true)
+  installed=${installed#*:}
+  [ "${installed%-*}" = "$upstream" ] && suite=""
+  for attempt in 1 2; do
+    download_debian "$upstream" "$suite" "$cached"
+    if verified "$cached" "$sha"; then
+      echo "$cached"
+      return
+    fi
+    [ "$attempt" = 1 ] && log "retrying the download once"
+  done
+  die "the downloaded $name does not match the sha256 pinned in scripts/rocksdb-source.sha256"
+}
+
+if [ -z "$source_arg" ]; then
+  installed=$(dpkg-query -W -f='${Version}' librocksdb-dev 2>/dev/null) ||
+    die "librocksdb-dev is not installed (run scripts/setup.sh first)"
+  installed=${installed#*:}
+  source_arg=${installed%-*}
 fi
 
-(cd "$dest" && echo "$pinned_sha  $tarball" | sha256sum --check --quiet -) ||
-  die "$dest/$tarball does not match the sha256 pinned in scripts/rocksdb-source.sha256"
-
-log "extracting $tarball"
-members=()
-if [ -z "$full" ]; then
-  members=("rocksdb-$upstream/include"
-    "rocksdb-$upstream/table/block_based/filter_policy_internal.h")
+if [ -f "$source_arg" ]; then
+  tarball=$(cd "$(dirname "$source_arg")" && pwd)/$(basename "$source_arg")
+  # A tarball of the user's own: verified if its release is a pinned one.
+  name=$(basename "$tarball")
+  sha=$(pinned_sha "$name")
+  if [ -n "$sha" ]; then
+    (cd "$(dirname "$tarball")" && echo "$sha  $name" | sha256sum --check --quiet -) ||
+      die "$tarball does not match the sha256 pinned for $name"
+  fi
+elif [[ "$source_arg" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+  tarball=$(fetch_release "$source_arg")
+else
+  die "$source_arg is neither a file nor a version like 11.8.1"
 fi
-tar -xzf "$dest/$tarball" -C "$dest" "${members[@]}"
-touch "$marker"
+
+# One extraction per tarball content.
+key=$(sha256sum "$tarball" | cut -c1-16)
+root="$dest/$key"
+marker="$root/.extracted${full:+-full}"
+if [ ! -f "$marker" ]; then
+  log "extracting $(basename "$tarball")"
+  # tar ends on SIGPIPE once head has its line.
+  top=$(tar -tzf "$tarball" 2>/dev/null | head -n 1 || true)
+  top=${top%%/*}
+  [ -n "$top" ] || die "$tarball is not a tar.gz archive"
+  members=()
+  if [ -z "$full" ]; then
+    members=("$top/include" "$top/table/block_based/filter_policy_internal.h")
+  fi
+  mkdir -p "$root"
+  tar -xzf "$tarball" -C "$root" "${members[@]}" ||
+    die "$tarball holds no RocksDB source tree (include/, table/block_based/filter_policy_internal.h)"
+  ln -sfn "$top" "$root/tree"
+  touch "$marker"
+fi
+tree=$(cd "$root/tree" && pwd -P)
+[ -f "$tree/include/rocksdb/version.h" ] || die "$tarball holds no include/rocksdb/version.h"
 echo "$tree"

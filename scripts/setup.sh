@@ -10,7 +10,7 @@ set -euo pipefail
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${1:-$repo_root/build}
 
-required_packages=(librocksdb-dev rocksdb-tools libxxhash-dev libgtest-dev
+required_packages=(make pkgconf librocksdb-dev rocksdb-tools libxxhash-dev libgtest-dev
   libbenchmark-dev libgflags-dev cmake g++ clang libclang-rt-14-dev gnuplot-nox
   python3)
 
