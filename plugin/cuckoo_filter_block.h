@@ -30,6 +30,8 @@
 
 #include "cuckoo/bucket_table.h"
 #include "cuckoo/byte_io.h"
+#include "cuckoo/sizing.h"
+#include "cuckoo/static_builder.h"
 
 namespace rocksdb_cuckoo {
 
@@ -45,6 +47,34 @@ inline uint64_t TableBlockBytes(const cuckoo::BucketLayout& layout,
                                 uint64_t num_buckets) {
   return kBlockHeaderBytes + cuckoo::TableDataBytes(layout, num_buckets) +
          cuckoo::kTablePaddingBytes;
+}
+
+// Never less than the bytes of the block that a builder with `config` writes
+// for `entries` entries: the table at the planned size after the growth the
+// static build allows for (MaxStaticTableBuckets), or the always-match block
+// written when no table can hold them.
+inline uint64_t MaxBlockBytes(const cuckoo::FilterConfig& config,
+                              uint64_t entries) {
+  const uint64_t buckets = cuckoo::MaxStaticTableBuckets(
+      entries, config.layout.bucket_size, config.load_factor);
+  if (buckets > cuckoo::kMaxNumBuckets) return kBlockHeaderBytes;
+  return TableBlockBytes(config.layout, buckets);
+}
+
+// The expected false-positive rate of a `bytes`-byte block holding `entries`
+// entries, written with `config`: the table's load follows from its size.
+inline double BlockFalsePositiveRate(const cuckoo::FilterConfig& config,
+                                     uint64_t entries, uint64_t bytes) {
+  const uint64_t overhead = kBlockHeaderBytes + cuckoo::kTablePaddingBytes;
+  const uint64_t buckets =
+      bytes <= overhead
+          ? 0
+          : (bytes - overhead) * 8 / config.layout.BitsPerBucket();
+  if (buckets < 2) return entries == 0 ? 0.0 : 1.0;
+  const double slots = static_cast<double>(buckets) * config.layout.bucket_size;
+  const double load = static_cast<double>(entries) / slots;
+  return cuckoo::ExpectedFalsePositiveRate(config.layout,
+                                           load < 1.0 ? load : 1.0);
 }
 
 // Writes the header of a table block into out[0, kBlockHeaderBytes).

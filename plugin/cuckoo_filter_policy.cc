@@ -18,16 +18,8 @@
 #include "cuckoo_filter_block.h"
 #include "rocksdb/env.h"
 #include "rocksdb/utilities/options_type.h"
+#include "rocksdb_interfaces.h"
 #include "table/block_based/filter_policy_internal.h"
-
-#if ROCKSDB_MAJOR < 7 || (ROCKSDB_MAJOR == 7 && ROCKSDB_MINOR < 8)
-#error "rocksdb-cuckoo needs RocksDB 7.8 or later"
-#endif
-// RocksDB 9.7 (facebook/rocksdb#12931) added the pure virtual
-// FilterBitsBuilder::AddKeyAndAlt for a key and its prefix.
-#if ROCKSDB_MAJOR > 9 || (ROCKSDB_MAJOR == 9 && ROCKSDB_MINOR >= 7)
-#define ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT 1
-#endif
 
 namespace rocksdb_cuckoo {
 
@@ -48,27 +40,49 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
         verify_after_construction_(verify_after_construction),
         info_log_(info_log) {}
 
+  // Keys come in comparator order, with the versions of one key one after
+  // another: a key equal to the previous one is not added again.
   void AddKey(const Slice& key) override {
-    AddHash(cuckoo::HashKey(key.data(), key.size()));
+    const uint64_t key_hash = cuckoo::HashKey(key.data(), key.size());
+    if (!has_last_key_ || key_hash != last_key_hash_) AddHash(key_hash);
+    last_key_hash_ = key_hash;
+    has_last_key_ = true;
   }
 
 #ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
-  // A key and its prefix. Successive keys share prefixes, so the last prefix
-  // is remembered to keep the hash list short; repeats that get through share
-  // one entry in the table either way.
+  // A key and, as its alternate, its prefix, de-duplicated three ways as
+  // RocksDB's own builders do: the key against the previous key, the alt
+  // against the previous alt, and each against the other, also across
+  // adjacent calls, since a whole key can be its own prefix (the partitioned
+  // builder calls AddKeyAndAlt(p, p)). A later AddKey is compared with the
+  // previous key only. Repeats that get through would share one table entry
+  // anyway; de-duplicating here keeps EstimateEntriesAdded, and so the
+  // filter's size, to the distinct entries.
   void AddKeyAndAlt(const Slice& key, const Slice& alt) override {
-    AddHash(cuckoo::HashKey(key.data(), key.size()));
+    const uint64_t key_hash = cuckoo::HashKey(key.data(), key.size());
     const uint64_t alt_hash = cuckoo::HashKey(alt.data(), alt.size());
-    if (!has_last_alt_ || alt_hash != last_alt_hash_) {
+    const bool key_repeats_last_key =
+        has_last_key_ && key_hash == last_key_hash_;
+    const bool key_repeats_last_alt =
+        has_last_alt_ && key_hash == last_alt_hash_;
+    const bool alt_repeats_last_alt =
+        has_last_alt_ && alt_hash == last_alt_hash_;
+    const bool alt_repeats_last_key =
+        has_last_key_ && alt_hash == last_key_hash_;
+    if (!alt_repeats_last_alt && !alt_repeats_last_key &&
+        alt_hash != key_hash) {
       AddHash(alt_hash);
-      last_alt_hash_ = alt_hash;
-      has_last_alt_ = true;
     }
+    if (!key_repeats_last_key && !key_repeats_last_alt) AddHash(key_hash);
+    last_key_hash_ = key_hash;
+    has_last_key_ = true;
+    last_alt_hash_ = alt_hash;
+    has_last_alt_ = true;
   }
 #endif
 
-  // Hashes added since the last Finish, adjacent repeats not counted (as in
-  // RocksDB's own builders): zero exactly when nothing was added.
+  // Entries added since the last Finish, after the de-duplication above:
+  // zero exactly when nothing was added.
   size_t EstimateEntriesAdded() override { return hashes_.size(); }
 
   Slice Finish(std::unique_ptr<const char[]>* buf) override {
@@ -78,9 +92,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   Slice Finish(std::unique_ptr<const char[]>* buf, Status* status) override {
     std::deque<uint64_t> hashes;
     hashes.swap(hashes_);
-#ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
+    has_last_key_ = false;
     has_last_alt_ = false;
-#endif
     verify_hashes_.clear();
 
     std::unique_ptr<char[]> block;
@@ -151,12 +164,21 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
                                config_.bits_per_key);
   }
 
- private:
-  void AddHash(uint64_t hash) {
-    // Keys come in comparator order, so most repeats are adjacent; the
-    // others share one entry in the table.
-    if (hashes_.empty() || hashes_.back() != hash) hashes_.push_back(hash);
+  // Bytes of the block that Finish produces for num_entries entries, never
+  // less (see MaxBlockBytes). RocksDB (10.9+) calls it with
+  // EstimateEntriesAdded() whenever a data block is cut, to estimate the file
+  // size against target_file_size.
+  size_t CalculateSpace(size_t num_entries) ROCKSDB_CUCKOO_SPACE_OVERRIDE {
+    return static_cast<size_t>(MaxBlockBytes(config_, num_entries));
   }
+
+  double EstimatedFpRate(size_t num_entries,
+                         size_t bytes) ROCKSDB_CUCKOO_SPACE_OVERRIDE {
+    return BlockFalsePositiveRate(config_, num_entries, bytes);
+  }
+
+ private:
+  void AddHash(uint64_t hash) { hashes_.push_back(hash); }
 
   const cuckoo::FilterConfig config_;
   const bool verify_after_construction_;
@@ -164,10 +186,11 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   ROCKSDB_NAMESPACE::Logger* const info_log_;
   // A deque grows without copying, so its peak is the hashes themselves.
   std::deque<uint64_t> hashes_;
-#ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
+  // The last key and alt seen, for de-duplication.
+  uint64_t last_key_hash_ = 0;
+  bool has_last_key_ = false;
   uint64_t last_alt_hash_ = 0;
   bool has_last_alt_ = false;
-#endif
   std::deque<uint64_t> verify_hashes_;
 };
 

@@ -322,6 +322,41 @@ inline uint32_t BucketsForLoad(uint64_t keys, int bucket_size, double load) {
   return static_cast<uint32_t>(ValidBucketCount(static_cast<uint64_t>(wanted)));
 }
 
+// The bucket count of the next attempt when placement fails: about 1.6%
+// more, and at least 2 more, so that small tables grow too.
+inline uint64_t GrownBucketCount(uint64_t num_buckets) {
+  return ValidBucketCount(num_buckets + num_buckets / 64 + 2);
+}
+
+// Growth steps that MaxStaticTableBuckets allows for. A step is needed when
+// the bounded search fails at the planned size; at the loads of
+// MaxLoadFactor that is a small fraction of a percent of builds, almost all
+// of tables of a few dozen buckets, and two failures in a row have not been
+// seen (the plugin's space test builds every key count up to a few thousand
+// at several budgets against this bound).
+inline constexpr int kStaticGrowthAllowance = 4;
+
+// An upper bound on the bucket count of BuildStaticTable(hashes, layout,
+// target_load) for `keys` hashes, whatever they are: the planned count after
+// kStaticGrowthAllowance growth steps, and never above kMaxNumBuckets
+// (shared entries only shrink the table). Does not throw: when even the
+// planned count is above kMaxNumBuckets, BuildStaticTable throws, and this
+// returns more than kMaxNumBuckets.
+inline uint64_t MaxStaticTableBuckets(uint64_t keys, int bucket_size,
+                                      double target_load) {
+  const double planned =
+      std::ceil(static_cast<double>(keys) / (bucket_size * target_load));
+  if (!(planned <= static_cast<double>(kMaxNumBuckets))) {
+    return kMaxNumBuckets + 2;
+  }
+  uint64_t buckets = ValidBucketCount(static_cast<uint64_t>(planned));
+  for (int step = 0; step < kStaticGrowthAllowance; ++step) {
+    const uint64_t grown = buckets + buckets / 64 + 2;
+    buckets = grown >= kMaxNumBuckets ? kMaxNumBuckets : grown + (grown & 1);
+  }
+  return buckets;
+}
+
 // Builds a table for `hashes` (any order, repeats allowed) at `target_load`
 // (0 < target_load <= 1), growing it until every key is placed, and shrinking
 // it once if shared entries left it more than 3% emptier than planned.
@@ -352,8 +387,7 @@ BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
         PlaceHashes(hashes, layout, num_buckets, &placement);
     s.searched_nodes += placement.searched_nodes;
     if (!table) {
-      num_buckets = static_cast<uint32_t>(
-          ValidBucketCount(uint64_t{num_buckets} + num_buckets / 64 + 2));
+      num_buckets = static_cast<uint32_t>(GrownBucketCount(num_buckets));
       continue;
     }
     const uint64_t stored =
