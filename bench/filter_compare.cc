@@ -28,6 +28,7 @@
 #include "rocksdb/table.h"
 #include "rocksdb/table_properties.h"
 #include "rocksdb/utilities/object_registry.h"
+#include "rocksdb_interfaces.h"
 
 DEFINE_uint64(num, 200000, "Number of keys in the DB");
 DEFINE_uint64(reads, 200000, "Lookups per workload and repetition");
@@ -157,9 +158,9 @@ rdb::Options MakeOptions(const Policy& policy,
 
 std::unique_ptr<rdb::DB> OpenDb(const rdb::Options& options,
                                 const std::string& path) {
-  rdb::DB* db = nullptr;
-  Check(rdb::DB::Open(options, path, &db), "opening " + path);
-  return std::unique_ptr<rdb::DB>(db);
+  std::unique_ptr<rdb::DB> db;
+  Check(rocksdb_cuckoo::OpenDb(options, path, &db), "opening " + path);
+  return db;
 }
 
 void FillBaseDb(const std::string& path) {
