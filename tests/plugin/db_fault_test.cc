@@ -13,6 +13,7 @@
 
 #include "cuckoo_filter_block.h"
 #include "db_test_util.h"
+#include "rocksdb_interfaces.h"
 #include "table/block_based/filter_policy_internal.h"
 
 namespace rocksdb_cuckoo {
@@ -31,7 +32,21 @@ class MangledBuilder : public rdb::FilterBitsBuilder {
   using Mangle = std::function<std::string(std::string)>;
   MangledBuilder(rdb::FilterBitsBuilder* inner, Mangle mangle)
       : inner_(inner), mangle_(std::move(mangle)) {}
+  using rdb::FilterBitsBuilder::Finish;
   void AddKey(const rdb::Slice& key) override { inner_->AddKey(key); }
+#ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
+  void AddKeyAndAlt(const rdb::Slice& key, const rdb::Slice& alt) override {
+    inner_->AddKeyAndAlt(key, alt);
+  }
+#endif
+#if ROCKSDB_CUCKOO_VERSION_AT_LEAST(10, 9)
+  size_t CalculateSpace(size_t num_entries) override {
+    return inner_->CalculateSpace(num_entries);
+  }
+  double EstimatedFpRate(size_t num_entries, size_t bytes) override {
+    return inner_->EstimatedFpRate(num_entries, bytes);
+  }
+#endif
   size_t EstimateEntriesAdded() override {
     return inner_->EstimateEntriesAdded();
   }

@@ -23,20 +23,39 @@ using testing::DbTest;
 using testing::Key;
 namespace rdb = ROCKSDB_NAMESPACE;
 
+// Full filters, or partitioned ones cut either way; cached or not.
+struct FilterPlacement {
+  std::string name;
+  std::string table_options;
+};
+void PrintTo(const FilterPlacement& placement, std::ostream* out) {
+  *out << placement.name;
+}
+std::vector<FilterPlacement> FilterPlacements() {
+  std::vector<FilterPlacement> placements = {{"Full", ""}};
+  for (const testing::PartitionCutting& cutting :
+       testing::PartitionCuttings()) {
+    placements.push_back(
+        {"Partitioned" + cutting.name,
+         ";partition_filters=true;index_type=kTwoLevelIndexSearch;"
+         "metadata_block_size=2048" +
+             cutting.table_options});
+  }
+  return placements;
+}
+
 class FilterPlacementTest
     : public DbTest,
-      public ::testing::WithParamInterface<std::tuple<bool, bool>> {};
+      public ::testing::WithParamInterface<std::tuple<FilterPlacement, bool>> {
+};
 
 TEST_P(FilterPlacementTest, EveryKeyFoundAndAbsentKeysFiltered) {
-  const auto [partitioned, cached] = GetParam();
+  const auto& [placement, cached] = GetParam();
+  const bool partitioned = !placement.table_options.empty();
   std::string table =
       "filter_policy=cuckoofilter:10;cache_index_and_filter_blocks=";
   table += cached ? "true" : "false";
-  if (partitioned) {
-    table +=
-        ";partition_filters=true;index_type=kTwoLevelIndexSearch;"
-        "metadata_block_size=2048";
-  }
+  table += placement.table_options;
   Open(MakeOptions(table));
   ASSERT_EQ(PolicyInEffect(), "cuckoofilter");
   constexpr uint64_t kKeys = 60000;
@@ -59,10 +78,11 @@ TEST_P(FilterPlacementTest, EveryKeyFoundAndAbsentKeysFiltered) {
 
 INSTANTIATE_TEST_SUITE_P(
     FullAndPartitioned, FilterPlacementTest,
-    ::testing::Combine(::testing::Bool(), ::testing::Bool()),
-    [](const ::testing::TestParamInfo<std::tuple<bool, bool>>& param_info) {
-      return std::string(std::get<0>(param_info.param) ? "Partitioned"
-                                                       : "Full") +
+    ::testing::Combine(::testing::ValuesIn(FilterPlacements()),
+                       ::testing::Bool()),
+    [](const ::testing::TestParamInfo<std::tuple<FilterPlacement, bool>>&
+           param_info) {
+      return std::get<0>(param_info.param).name +
              (std::get<1>(param_info.param) ? "Cached" : "Uncached");
     });
 
@@ -113,7 +133,8 @@ TEST_F(DbTest, AMillionKeysWithoutAFalseNegative) {
 // Prefix seeks: 8-byte prefixes "p0000000".."p0003998" (even numbers stored,
 // odd ones absent), 5 keys each, in many small filter partitions.
 class PrefixSeekTest : public DbTest,
-                       public ::testing::WithParamInterface<bool> {
+                       public ::testing::WithParamInterface<
+                           std::tuple<bool, testing::PartitionCutting>> {
  protected:
   static std::string Prefix(int p) {
     char buffer[16];
@@ -126,12 +147,12 @@ class PrefixSeekTest : public DbTest,
 };
 
 TEST_P(PrefixSeekTest, SeekAndSeekForPrevAcrossPartitions) {
-  const bool whole_key_filtering = GetParam();
+  const auto& [whole_key_filtering, cutting] = GetParam();
   rdb::Options options = MakeOptions(
       std::string("filter_policy=cuckoofilter:12;partition_filters=true;"
                   "index_type=kTwoLevelIndexSearch;metadata_block_size=256;"
                   "whole_key_filtering=") +
-      (whole_key_filtering ? "true" : "false"));
+      (whole_key_filtering ? "true" : "false") + cutting.table_options);
   options.prefix_extractor.reset(rdb::NewFixedPrefixTransform(8));
   Open(options);
   constexpr int kPrefixes = 4000;
@@ -164,7 +185,7 @@ TEST_P(PrefixSeekTest, SeekAndSeekForPrevAcrossPartitions) {
   }
   ASSERT_TRUE(it->status().ok()) << it->status().ToString();
   // The filter answered most absent prefixes without reading data blocks.
-  EXPECT_GT(Ticker(rdb::BLOOM_FILTER_PREFIX_USEFUL), kPrefixes / 2 * 9 / 10);
+  EXPECT_GT(SeeksFiltered(), kPrefixes / 2 * 9 / 10);
 
   // Point lookups: with whole-key filtering, absent keys with present
   // prefixes are filtered too.
@@ -174,11 +195,16 @@ TEST_P(PrefixSeekTest, SeekAndSeekForPrevAcrossPartitions) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(WholeKeyFiltering, PrefixSeekTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& param_info) {
-                           return param_info.param ? "WholeKeys"
-                                                   : "PrefixesOnly";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    WholeKeyFiltering, PrefixSeekTest,
+    ::testing::Combine(::testing::Bool(),
+                       ::testing::ValuesIn(testing::PartitionCuttings())),
+    [](const ::testing::TestParamInfo<
+        std::tuple<bool, testing::PartitionCutting>>& param_info) {
+      return std::string(std::get<0>(param_info.param) ? "WholeKeys"
+                                                       : "PrefixesOnly") +
+             std::get<1>(param_info.param).name;
+    });
 
 }  // namespace
 }  // namespace rocksdb_cuckoo

@@ -1,9 +1,11 @@
 // Tests of the plugin's builder and reader through RocksDB's internal
 // FilterBitsBuilder/FilterBitsReader interfaces, without a DB: the builder
-// contract (reuse across partitions, exact entry counts, space estimates,
-// post-verification) and the reader's answer on malformed blocks.
+// contract (reuse across partitions, exact entry counts and their
+// de-duplication, space and false-positive estimates, post-verification) and
+// the reader's answer on malformed blocks.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include "cuckoo_filter_block.h"
 #include "cuckoo_filter_policy.h"
 #include "rocksdb/table.h"
+#include "rocksdb_interfaces.h"
 #include "table/block_based/filter_policy_internal.h"
 
 namespace rocksdb_cuckoo {
@@ -189,6 +192,124 @@ TEST_F(FilterBitsTest, ApproximateNumEntriesIsMonotoneAndConsistent) {
   const rdb::Slice block = builder->Finish(&buf);
   EXPECT_NEAR(static_cast<double>(block.size()), 100000.0, 100000.0 * 0.01);
 }
+
+// CalculateSpace must never be below what Finish writes (RocksDB 10.9+ sums
+// it into the file-size estimate that target_file_size_is_upper_bound
+// enforces), and should not be far above it. One builder serves every key
+// count in turn, as it serves a file's partitions.
+TEST_F(FilterBitsTest, SpaceEstimateIsNeverBelowTheFinishedBlock) {
+  std::vector<size_t> counts;
+  for (size_t n = 0; n <= 1200; ++n) counts.push_back(n);
+  for (size_t n = 1201; n < 1000000; n = n * 3 / 2) counts.push_back(n);
+  counts.push_back(1000000);
+  for (double bits_per_key : {4.0, 8.0, 10.0, 12.0, 16.0, 23.0, 64.0}) {
+    auto builder = NewBuilder(bits_per_key);
+    const cuckoo::FilterConfig config =
+        cuckoo::ChooseForBitsPerKey(bits_per_key);
+    int key = 0;
+    for (size_t n : counts) {
+      if (n > 20000 && bits_per_key != 10.0 && bits_per_key != 16.0) break;
+      for (size_t i = 0; i < n; ++i) builder->AddKey(Key(key++));
+      const size_t entries = builder->EstimateEntriesAdded();
+      ASSERT_EQ(entries, n);
+      const uint64_t estimate = MaxBlockBytes(config, entries);
+#if ROCKSDB_CUCKOO_VERSION_AT_LEAST(10, 9)
+      ASSERT_EQ(builder->CalculateSpace(entries), estimate);
+#endif
+      std::unique_ptr<const char[]> buf;
+      const rdb::Slice block = builder->Finish(&buf);
+      ASSERT_LE(block.size(), estimate)
+          << n << " keys at " << bits_per_key << " bits/key";
+      // Not far above the budget: the table at its planned load (up to 2
+      // buckets of rounding) plus the allowance for growth, four steps of
+      // about 1.6% and 2 or 3 buckets each.
+      const double bucket_bytes = config.layout.BitsPerBucket() / 8.0;
+      const double budget_bytes = n * config.bits_per_key / 8.0;
+      ASSERT_LE(static_cast<double>(estimate),
+                budget_bytes * 1.066 + kBlockHeaderBytes +
+                    cuckoo::kTablePaddingBytes + 14 * bucket_bytes + 1)
+          << n << " keys at " << bits_per_key << " bits/key";
+    }
+  }
+}
+
+// EstimatedFpRate, from the entry count and the block size alone, agrees with
+// the rate measured on absent keys.
+TEST_F(FilterBitsTest, EstimatedFalsePositiveRateMatchesTheMeasuredOne) {
+  constexpr int kKeys = 50000;
+  constexpr int kProbes = 2000000;
+  for (double bits_per_key : {6.0, 10.0, 13.0, 16.0}) {
+    auto builder = NewBuilder(bits_per_key);
+    for (int i = 0; i < kKeys; ++i) builder->AddKey(Key(i));
+    std::unique_ptr<const char[]> buf;
+    const rdb::Slice block = builder->Finish(&buf);
+    const double estimate = BlockFalsePositiveRate(
+        cuckoo::ChooseForBitsPerKey(bits_per_key), kKeys, block.size());
+#if ROCKSDB_CUCKOO_VERSION_AT_LEAST(10, 9)
+    EXPECT_EQ(builder->EstimatedFpRate(kKeys, block.size()), estimate);
+#endif
+    auto reader = NewReader(block);
+    const double measured = FalsePositiveRate(reader.get(), kProbes);
+    // Five standard deviations of the count of false positives.
+    const double sigma = std::sqrt(estimate * kProbes) / kProbes;
+    EXPECT_NEAR(measured, estimate, 5 * sigma) << bits_per_key << " bits/key";
+  }
+  // Degenerate blocks: empty, too small for a table.
+  const cuckoo::FilterConfig config = cuckoo::ChooseForBitsPerKey(10);
+  EXPECT_EQ(BlockFalsePositiveRate(config, 0, kBlockHeaderBytes), 0.0);
+  EXPECT_EQ(BlockFalsePositiveRate(config, 10, kBlockHeaderBytes), 1.0);
+}
+
+#ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
+// RocksDB 9.6+: a key and its prefix per call, de-duplicated three ways
+// (key/previous key, alt/previous alt, key/alt, also across adjacent calls),
+// as the contract in filter_policy_internal.h spells out.
+TEST_F(FilterBitsTest, AddKeyAndAltDeduplicatesThreeWays) {
+  auto builder = NewBuilder(12);
+  // A whole key that is its own prefix: one entry.
+  builder->AddKeyAndAlt("p1", "p1");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 1u);
+  // Its next key shares the prefix: only the key is new.
+  builder->AddKeyAndAlt("p1a", "p1");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 2u);
+  // Versions of one key, one after another: nothing new.
+  builder->AddKeyAndAlt("p1a", "p1");
+  builder->AddKeyAndAlt("p1a", "p1");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 2u);
+  // A new key and prefix: two entries.
+  builder->AddKeyAndAlt("p2a", "p2");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 4u);
+  // The key equals the previous alt (a key that is its own prefix, after
+  // keys with that prefix, as a reverse comparator orders them).
+  builder->AddKeyAndAlt("p2", "p2");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 4u);
+  // The alt equals the previous key (a plain AddKey of the prefix first).
+  builder->AddKey("p3");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 5u);
+  builder->AddKeyAndAlt("p3a", "p3");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 6u);
+  // A plain AddKey is compared with the previous key.
+  builder->AddKey("p3a");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 6u);
+  builder->AddKey("p4");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 7u);
+
+  std::unique_ptr<const char[]> buf;
+  const rdb::Slice block = builder->Finish(&buf);
+  auto reader = NewReader(block);
+  for (const char* entry : {"p1", "p1a", "p2", "p2a", "p3", "p3a", "p4"}) {
+    EXPECT_TRUE(reader->MayMatch(entry)) << entry;
+  }
+  const DecodedBlock decoded =
+      DecodeBlock(reinterpret_cast<const uint8_t*>(block.data()), block.size());
+  ASSERT_TRUE(decoded.has_table);
+  EXPECT_EQ(decoded.num_keys, 7u);
+
+  // Finish forgets the last key and alt: the next partition starts afresh.
+  builder->AddKeyAndAlt("p4a", "p4");
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 2u);
+}
+#endif
 
 TEST_F(FilterBitsTest, MalformedBlocksMatchEverything) {
   auto builder = NewBuilder(10);
