@@ -2,7 +2,8 @@
 # The test command: installs what is missing, configures, builds and runs the
 # whole test suite with ctest.
 #
-# usage: scripts/test.sh [--sanitize | --tsan]
+# usage: scripts/test.sh [--sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE]
+#   (none)      the Release build against Debian's RocksDB, in build.
 #   --sanitize  builds in build-asan with AddressSanitizer and
 #               UndefinedBehaviorSanitizer instead of the Release build.
 #   --tsan      builds in build-tsan with ThreadSanitizer and runs the suite
@@ -11,6 +12,12 @@
 #               Debian's uninstrumented library will not do: TSan would not
 #               see how RocksDB hands a filter reader built by a flush thread
 #               to the reading threads, and would report that as a race.
+#   --rocksdb   builds in build-rocksdb-<version> against another RocksDB:
+#               a release (7.8.3, 9.10.0, 9.11.2, 10.10.1, 11.8.1), a
+#               release tarball or a source tree, which
+#               scripts/build-rocksdb.sh builds once (cached outside the tree)
+#               with its db_bench, ldb and sst_dump; the whole suite runs
+#               against that library and those tools.
 #   BUILD_DIR   overrides the build folder.
 set -euo pipefail
 
@@ -27,8 +34,10 @@ elif [ "${1:-}" = "--tsan" ]; then
   cmake_args+=(-DCUCKOO_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo
     -DCUCKOO_BUILD_BENCH=OFF)
   with_tsan_rocksdb=1
+elif [ "${1:-}" = "--rocksdb" ]; then
+  other_rocksdb=${2:?usage: scripts/test.sh --rocksdb VERSION|TARBALL|TREE}
 elif [ -n "${1:-}" ]; then
-  echo "usage: scripts/test.sh [--sanitize | --tsan]" >&2
+  echo "usage: scripts/test.sh [--sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE]" >&2
   exit 2
 fi
 
@@ -38,14 +47,25 @@ if [ -n "${with_tsan_rocksdb:-}" ]; then
   export LD_LIBRARY_PATH="$tsan_rocksdb${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 fi
+if [ -n "${other_rocksdb:-}" ]; then
+  # The library, its source tree, and its tools first on the PATH.
+  rocksdb_build=$("$repo_root/scripts/build-rocksdb.sh" "$other_rocksdb")
+  rocksdb_source=$(readlink -f "$rocksdb_build/source")
+  version=$(basename "$(readlink -f "$rocksdb_build/librocksdb.so")")
+  build_dir=${BUILD_DIR:-$repo_root/build-rocksdb-${version#librocksdb.so.}}
+  cmake_args+=(-DROCKSDB_LIBRARY="$rocksdb_build/librocksdb.so")
+  export PATH="$rocksdb_build:$PATH"
+  export LD_LIBRARY_PATH="$rocksdb_build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 cmake -S "$repo_root" -B "$build_dir" -DROCKSDB_SOURCE_DIR="$rocksdb_source" \
   "${cmake_args[@]}"
 cmake --build "$build_dir" -j2
-if [ -n "${tsan_rocksdb:-}" ]; then
-  # The tests must really run against the instrumented library.
+expected_library_dir=${tsan_rocksdb:-${rocksdb_build:-}}
+if [ -n "$expected_library_dir" ]; then
+  # The tests must really run against the library asked for.
   loaded=$(ldd "$build_dir/tests/plugin_tests" | awk '/librocksdb/ {print $3}')
-  if [ "$(dirname "$(readlink -f "$loaded")")" != "$(readlink -f "$tsan_rocksdb")" ]; then
-    echo "test.sh: plugin_tests would load $loaded, not the TSan librocksdb" >&2
+  if [ "$(dirname "$(readlink -f "$loaded")")" != "$(readlink -f "$expected_library_dir")" ]; then
+    echo "test.sh: plugin_tests would load $loaded, not $expected_library_dir/librocksdb.so" >&2
     exit 1
   fi
 fi

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Compile-only check against RocksDB releases that CI does not build: the
+# plugin's sources, the tests and the benchmarks against each release's
+# headers (public and internal), with the C++ standard that release needs
+# and with RocksDB's own -Woverloaded-virtual, warnings as errors. Nothing is
+# linked; scripts/test-rocksdb-versions.sh builds and tests them for real.
+#
+# usage: scripts/check-compile-versions.sh [VERSION...]
+#   default: 9.10.0 9.11.2 10.10.1 (CI tests 7.8.3 and 11.8.1 in full)
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+versions=("$@")
+((${#versions[@]})) || versions=(9.10.0 9.11.2 10.10.1)
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
+
+cd "$repo_root"
+sources=(plugin/*.cc tests/plugin/*.cc bench/*.cc tests/fuzz/*.cc)
+for version in "${versions[@]}"; do
+  tree=$("$repo_root/scripts/fetch-rocksdb-source.sh" "$cache/headers" "$version")
+  standard=c++17
+  if [ "$(printf '%s\n' 10.7.0 "$version" | sort -V | head -n 1)" = 10.7.0 ]; then
+    standard=c++20
+  fi
+  for source in "${sources[@]}"; do
+    g++ -std="$standard" -fsyntax-only -Wall -Wextra -Werror -Wshadow \
+      -Woverloaded-virtual -fno-rtti -I"$tree" -I"$tree/include" -Iinclude \
+      -Iplugin -Itests/plugin "$source"
+  done
+  echo "compiles against RocksDB $version ($standard): ${#sources[@]} sources"
+done
