@@ -49,7 +49,6 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     has_last_key_ = true;
   }
 
-#ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
   // A key and, as its alternate, its prefix, de-duplicated three ways as
   // RocksDB's own builders do: the key against the previous key, the alt
   // against the previous alt, and each against the other, also across
@@ -58,7 +57,9 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   // previous key only. Repeats that get through would share one table entry
   // anyway; de-duplicating here keeps EstimateEntriesAdded, and so the
   // filter's size, to the distinct entries.
-  void AddKeyAndAlt(const Slice& key, const Slice& alt) override {
+  // RocksDB calls it from 9.6; before, it adds keys and prefixes with AddKey.
+  void AddKeyAndAlt(const Slice& key,
+                    const Slice& alt) ROCKSDB_CUCKOO_ADD_KEY_AND_ALT_OVERRIDE {
     const uint64_t key_hash = cuckoo::HashKey(key.data(), key.size());
     const uint64_t alt_hash = cuckoo::HashKey(alt.data(), alt.size());
     const bool key_repeats_last_key =
@@ -79,7 +80,6 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     last_alt_hash_ = alt_hash;
     has_last_alt_ = true;
   }
-#endif
 
   // Entries added since the last Finish, after the de-duplication above:
   // zero exactly when nothing was added.

@@ -30,8 +30,12 @@
 #error "rocksdb-cuckoo needs RocksDB 7.8 or later"
 #endif
 
+// `override` on AddKeyAndAlt where it is virtual.
 #if ROCKSDB_CUCKOO_VERSION_AT_LEAST(9, 6)
 #define ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT 1
+#define ROCKSDB_CUCKOO_ADD_KEY_AND_ALT_OVERRIDE override
+#else
+#define ROCKSDB_CUCKOO_ADD_KEY_AND_ALT_OVERRIDE
 #endif
 
 // `override` on CalculateSpace and EstimatedFpRate where they are virtual.
