@@ -3,6 +3,7 @@
 // of a filter block), and the ObjectLibrary registrar.
 #include "cuckoo_filter_policy.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -288,6 +289,11 @@ std::string CheckBitsPerKey(double bits_per_key) {
   return "";
 }
 
+double UsableBitsPerKey(double bits_per_key) {
+  if (std::isnan(bits_per_key)) return kDefaultBitsPerKey;
+  return std::min(kMaxBitsPerKey, std::max(kMinBitsPerKey, bits_per_key));
+}
+
 CuckooFilterPolicy::CuckooFilterPolicy(double bits_per_key) {
   options_.bits_per_key = bits_per_key;
   RegisterOptions("CuckooFilterPolicyOptions", &options_, &policy_option_info);
@@ -314,24 +320,46 @@ Status CuckooFilterPolicy::ValidateOptions(
 
 FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
     const ROCKSDB_NAMESPACE::FilterBuildingContext& context) const {
+  ROCKSDB_NAMESPACE::Logger* const info_log = context.info_log;
+  // A policy constructed in code is validated only when a DB opens with it;
+  // SstFileWriter never does. A budget outside the range (or not a number)
+  // is built at the nearest bound (the default for NaN), and said so.
+  const double bits_per_key = UsableBitsPerKey(options_.bits_per_key);
+  if (!(bits_per_key == options_.bits_per_key) && info_log != nullptr) {
+    ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,
+                           info_log, "[cuckoofilter] %s; building at %g",
+                           CheckBitsPerKey(options_.bits_per_key).c_str(),
+                           bits_per_key);
+  }
   // Measured (bench/RESULTS.md): at 8 bits/key the cuckoo FPR is 1.18x
   // Bloom's, at 10 it is 0.73x; the curves cross near 9. Below that, say so
   // once per filter builder, as RocksDB's legacy Bloom builder does for its
   // own poor settings.
   constexpr double kBloomCrossoverBitsPerKey = 9.0;
-  if (options_.bits_per_key < kBloomCrossoverBitsPerKey &&
-      context.info_log != nullptr) {
+  if (bits_per_key < kBloomCrossoverBitsPerKey && info_log != nullptr) {
     ROCKSDB_NAMESPACE::Log(
-        ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, context.info_log,
+        ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, info_log,
         "[cuckoofilter] %g bits/key: below about %g bits per key a Bloom "
         "filter (bloomfilter, or ribbonfilter for less space) has a lower "
         "false-positive rate in the same space",
-        options_.bits_per_key, kBloomCrossoverBitsPerKey);
+        bits_per_key, kBloomCrossoverBitsPerKey);
   }
-  return new CuckooFilterBitsBuilder(
-      cuckoo::ChooseForBitsPerKey(options_.bits_per_key),
-      context.table_options.detect_filter_construct_corruption,
-      context.info_log);
+  // Nothing may throw into RocksDB. Without a builder it writes the file
+  // without a filter, which reads correctly.
+  try {
+    return new CuckooFilterBitsBuilder(
+        cuckoo::ChooseForBitsPerKey(bits_per_key),
+        context.table_options.detect_filter_construct_corruption, info_log);
+  } catch (const std::exception& e) {
+    if (info_log != nullptr) {
+      ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,
+                             info_log,
+                             "[cuckoofilter] cannot create a filter builder "
+                             "(%s): this file gets no filter",
+                             e.what());
+    }
+    return nullptr;
+  }
 }
 
 FilterBitsReader* CuckooFilterPolicy::GetFilterBitsReader(

@@ -62,6 +62,9 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
 
 // Checks a bits-per-key value; empty when valid, otherwise the message.
 std::string CheckBitsPerKey(double bits_per_key);
+// The budget a builder uses: bits_per_key clamped to [kMinBitsPerKey,
+// kMaxBitsPerKey], kDefaultBitsPerKey for NaN.
+double UsableBitsPerKey(double bits_per_key);
 
 // Registers the "cuckoofilter" factory (forms "cuckoofilter" and
 // "cuckoofilter:<decimal>") into `library`. The signature of RocksDB's
