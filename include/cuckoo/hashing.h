@@ -54,7 +54,8 @@
 #endif
 #include <xxhash.h>
 #if XXH_VERSION_NUMBER < 800
-#error "rocksdb-cuckoo needs xxHash 0.8.0 or later: XXH3's output changed before"
+#error \
+    "rocksdb-cuckoo needs xxHash 0.8.0 or later: XXH3's output changed before"
 #endif
 
 #include <cstddef>
