@@ -349,7 +349,7 @@ inline uint64_t MaxStaticTableBuckets(uint64_t keys, int bucket_size,
   if (!(planned <= static_cast<double>(kMaxNumBuckets))) {
     return kMaxNumBuckets + 2;
   }
-  uint64_t buckets = ValidBucketCount(static_cast<uint64_t>(planned));
+  uint64_t buckets = BucketsForLoad(keys, bucket_size, target_load);
   for (int step = 0; step < kStaticGrowthAllowance; ++step) {
     const uint64_t grown = buckets + buckets / 64 + 2;
     buckets = grown >= kMaxNumBuckets ? kMaxNumBuckets : grown + (grown & 1);
