@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,31 @@ inline void EncodeTableHeader(const cuckoo::BucketLayout& layout,
   writer.Put<uint16_t>(0);
   writer.Put<uint32_t>(num_buckets);
   writer.Put<uint64_t>(num_keys);
+}
+
+// A filter block in memory, in the form RocksDB takes ownership of.
+struct EncodedBlock {
+  std::unique_ptr<char[]> data;
+  size_t size = 0;
+};
+
+// The table block for a set of distinct key hashes (any range of uint64_t),
+// as the builder writes it: the header, then the statically built table.
+// Throws like BuildStaticTable when no table can hold them.
+template <typename Hashes>
+EncodedBlock EncodeTableBlock(const Hashes& hashes,
+                              const cuckoo::FilterConfig& config) {
+  cuckoo::StaticBuildStats stats;
+  const cuckoo::BucketTable table = cuckoo::BuildStaticTable(
+      hashes, config.layout, config.load_factor, &stats);
+  EncodedBlock block;
+  block.size = kBlockHeaderBytes + table.bytes().size();
+  block.data.reset(new char[block.size]);
+  EncodeTableHeader(config.layout, table.num_buckets(), stats.stored_entries,
+                    reinterpret_cast<uint8_t*>(block.data.get()));
+  std::memcpy(block.data.get() + kBlockHeaderBytes, table.bytes().data(),
+              table.bytes().size());
+  return block;
 }
 
 // The whole always-match block: written only when a table cannot be built.

@@ -15,7 +15,6 @@
 
 #include "cuckoo/hashing.h"
 #include "cuckoo/sizing.h"
-#include "cuckoo/static_builder.h"
 #include "cuckoo_filter_block.h"
 #include "rocksdb/env.h"
 #include "rocksdb/utilities/options_type.h"
@@ -97,19 +96,9 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     has_last_alt_ = false;
     verify_hashes_.clear();
 
-    std::unique_ptr<char[]> block;
-    size_t size = 0;
+    EncodedBlock block;
     try {
-      cuckoo::StaticBuildStats stats;
-      const cuckoo::BucketTable table = cuckoo::BuildStaticTable(
-          hashes, config_.layout, config_.load_factor, &stats);
-      size = kBlockHeaderBytes + table.bytes().size();
-      block.reset(new char[size]);
-      EncodeTableHeader(config_.layout, table.num_buckets(),
-                        stats.stored_entries,
-                        reinterpret_cast<uint8_t*>(block.get()));
-      std::memcpy(block.get() + kBlockHeaderBytes, table.bytes().data(),
-                  table.bytes().size());
+      block = EncodeTableBlock(hashes, config_);
       if (verify_after_construction_) verify_hashes_.swap(hashes);
     } catch (const std::exception& e) {
       // Too many keys for one table (over 2^32 buckets) or out of memory: an
@@ -122,13 +111,13 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
                                hashes.size(), e.what());
       }
       const std::vector<uint8_t> always = EncodeAlwaysMatchBlock();
-      size = always.size();
-      block.reset(new char[size]);
-      std::memcpy(block.get(), always.data(), size);
+      block.size = always.size();
+      block.data.reset(new char[block.size]);
+      std::memcpy(block.data.get(), always.data(), block.size);
     }
     if (status != nullptr) *status = Status::OK();
-    buf->reset(block.release());
-    return Slice(buf->get(), size);
+    buf->reset(block.data.release());
+    return Slice(buf->get(), block.size);
   }
 
   // With detect_filter_construct_corruption: every key hash of the last

@@ -18,22 +18,6 @@ namespace {
 
 using testing::HashStream;
 
-TEST(HashKeyTest, GoldenValuesPinTheOnDiskHash) {
-  // XXH3-64, seed 0. Changing the key hash changes every stored filter.
-  EXPECT_EQ(HashKey("", 0), 0x2D06800538D394C2ull);
-  EXPECT_EQ(HashKey("rocksdb", 7), XXH3_64bits("rocksdb", 7));
-  EXPECT_NE(HashKey("key1", 4), HashKey("key2", 4));
-}
-
-TEST(CuckooHashingTest, GoldenPositionsPinTheFormat) {
-  CuckooHashing hashing(1000, 12);
-  const uint64_t hash = 0x0123456789ABCDEFull;
-  // PrimaryBucket = (0x01234567 * 1000) >> 32,
-  // Fingerprint = 1 + (0x89ABCDEF * 4095) >> 32.
-  EXPECT_EQ(hashing.PrimaryBucket(hash), (0x01234567ull * 1000) >> 32);
-  EXPECT_EQ(hashing.Fingerprint(hash), 1 + ((0x89ABCDEFull * 4095) >> 32));
-}
-
 TEST(CuckooHashingTest,
      AltBucketIsAnInvolutionWithoutFixedPointsForAnyEvenCount) {
   for (uint32_t num_buckets :

@@ -1,0 +1,111 @@
+// The golden filter blocks in tests/format/golden: the key set and budget of
+// each, the keys it must match, the absent keys it is probed with, and the
+// reader of the manifest that records each block's size and how many absent
+// keys it matches. RocksDB-free, so that the format test also runs on
+// big-endian hosts; the plugin's tests read the same blocks through RocksDB.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cuckoo_golden {
+
+struct GoldenBlockSpec {
+  const char* name;
+  double bits_per_key;
+  uint32_t first_key;  // keys GoldenKey(first_key) ... in order
+  uint32_t num_keys;
+};
+
+// Budgets 6 to 24 choose semi-sorted 4-slot buckets with 6- to 23-bit
+// fingerprints, 40 and 64 plain 2-slot buckets with 32-bit ones (see
+// ChooseForBitsPerKey). "partition2-10" is the second partition of a
+// partitioned filter: one builder writes keys 0-1999, then these.
+inline constexpr GoldenBlockSpec kGoldenBlocks[] = {
+    {"empty-10", 10, 0, 0},       {"one-key-10", 10, 0, 1},
+    {"keys2000-10", 10, 0, 2000}, {"partition2-10", 10, 2000, 1000},
+    {"keys500-6", 6, 0, 500},     {"keys2000-16", 16, 0, 2000},
+    {"keys500-24", 24, 0, 500},   {"keys500-40", 40, 0, 500},
+    {"keys100-64", 64, 0, 100},
+};
+
+// The first partition written before "partition2-10".
+inline constexpr GoldenBlockSpec kFirstPartition = {"partition1-10", 10, 0,
+                                                    2000};
+
+// Absent keys AbsentKey(0 .. kAbsentKeys - 1) probe every block.
+inline constexpr uint32_t kAbsentKeys = 20000;
+
+inline std::string NumberedKey(const char* prefix, uint32_t i) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%s%07u", prefix, i);
+  return text;
+}
+inline std::string GoldenKey(uint32_t i) { return NumberedKey("golden-", i); }
+inline std::string AbsentKey(uint32_t i) { return NumberedKey("absent-", i); }
+
+inline std::vector<std::string> KeysOf(const GoldenBlockSpec& spec) {
+  std::vector<std::string> keys;
+  for (uint32_t i = 0; i < spec.num_keys; ++i) {
+    keys.push_back(GoldenKey(spec.first_key + i));
+  }
+  return keys;
+}
+
+// One line of golden/MANIFEST: "<name> <bytes> <absent keys matched>".
+struct ManifestEntry {
+  std::string name;
+  uint64_t bytes = 0;
+  uint64_t absent_matches = 0;
+};
+
+inline const char kManifestHeader[] =
+    "# name bytes absent-keys-matched (of 20000); written by "
+    "write_golden_blocks, never edited";
+
+inline std::string GoldenDir() { return CUCKOO_GOLDEN_DIR; }
+inline std::string BlockPath(const std::string& dir, const std::string& name) {
+  return dir + "/" + name + ".ckfb";
+}
+
+inline std::vector<uint8_t> ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in),
+                              std::istreambuf_iterator<char>());
+}
+
+inline std::vector<ManifestEntry> ReadManifest(const std::string& dir) {
+  std::ifstream in(dir + "/MANIFEST");
+  if (!in) throw std::runtime_error("cannot open " + dir + "/MANIFEST");
+  std::vector<ManifestEntry> entries;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    ManifestEntry entry;
+    std::string rest;
+    if (!(fields >> entry.name >> entry.bytes >> entry.absent_matches) ||
+        (fields >> rest)) {
+      throw std::runtime_error("malformed MANIFEST line: " + line);
+    }
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+inline ManifestEntry FindEntry(const std::vector<ManifestEntry>& entries,
+                               const std::string& name) {
+  for (const ManifestEntry& entry : entries) {
+    if (entry.name == name) return entry;
+  }
+  throw std::runtime_error("MANIFEST has no entry " + name);
+}
+
+}  // namespace cuckoo_golden
