@@ -113,9 +113,20 @@ class SlotArray {
       kLaneBits == 16 ? 0x0001000100010001ull : 0x0000000100000001ull;
   static constexpr uint64_t kLaneTops = kLaneOnes << (kLaneBits - 1);
 
+  // The bucket as one word with slot k in lane k (bits [k * kLaneBits,
+  // (k + 1) * kLaneBits)) on either byte order: Fill's lowest zero lane must
+  // be the first empty slot, and ZeroLanes is exact only for the lowest.
   static uint64_t Word(const Slot* s) {
     uint64_t word;
     std::memcpy(&word, s, sizeof(word));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    // Big-endian memory puts slot 0 in the top lane: reverse the lanes.
+    word = (word >> 32) | (word << 32);
+    if constexpr (kLaneBits == 16) {
+      word = ((word >> 16) & 0x0000FFFF0000FFFFull) |
+             ((word & 0x0000FFFF0000FFFFull) << 16);
+    }
+#endif
     return word;
   }
 
