@@ -254,6 +254,14 @@ TEST(CuckooFilterTest, RejectsInvalidOptions) {
   CuckooFilterOptions no_stash = Options(4, 12, false);
   no_stash.stash_capacity = 0;
   EXPECT_THROW(CuckooFilter(10, no_stash), std::invalid_argument);
+  CuckooFilterOptions huge_stash = Options(4, 12, false);
+  huge_stash.stash_capacity = kMaxStashCapacity + 1;
+  EXPECT_THROW(CuckooFilter(10, huge_stash), std::invalid_argument);
+  CuckooFilterOptions endless_walks = Options(4, 12, false);
+  endless_walks.max_kicks = kMaxKicksLimit + 1;
+  EXPECT_THROW(CuckooFilter(10, endless_walks), std::invalid_argument);
+  endless_walks.max_kicks = kMaxKicksLimit;
+  EXPECT_NO_THROW(CuckooFilter(10, endless_walks));
 }
 
 TEST(CuckooFilterSerializationTest, RoundTripPreservesEverything) {
@@ -355,6 +363,21 @@ TEST(CuckooFilterSerializationTest, RejectsWellSealedButInconsistentContents) {
   bad = good;
   bad[bad.size() - 9] = 1;  // last padding byte
   expect_rejected(bad, "padding");
+  // Limits that no writer produces: 2^32 - 1 kicks would make every later
+  // Insert into a walk of 4e9 steps.
+  bad = good;
+  byte_io::Store<uint32_t>(bad.data() + 16, 0xFFFFFFFFu);
+  expect_rejected(bad, "max kicks 4294967295");
+  bad = good;
+  byte_io::Store<uint32_t>(bad.data() + 16, kMaxKicksLimit + 1);
+  expect_rejected(bad, "max kicks");
+  bad = good;
+  byte_io::Store<uint32_t>(bad.data() + 20, kMaxStashCapacity + 1);
+  expect_rejected(bad, "capacity");
+  bad = good;  // a peak above the capacity
+  byte_io::Store<uint32_t>(bad.data() + 28,
+                           filter.options().stash_capacity + 1);
+  expect_rejected(bad, "peak");
 }
 
 TEST(ConcurrentCuckooFilterTest, ParallelInsertsEraseAndLookupsStayConsistent) {

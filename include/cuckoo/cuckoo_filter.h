@@ -39,11 +39,16 @@
 
 namespace cuckoo {
 
+// Limits of CuckooFilterOptions. They bound the work of one Insert and the
+// memory of the stash, also for options read from untrusted bytes.
+inline constexpr uint32_t kMaxKicksLimit = 1u << 16;
+inline constexpr uint32_t kMaxStashCapacity = 1u << 16;
+
 struct CuckooFilterOptions {
   BucketLayout layout;
-  // Longest kick-out walk of one Insert.
+  // Longest kick-out walk of one Insert; at most kMaxKicksLimit.
   uint32_t max_kicks = 500;
-  // Homeless fingerprints kept outside the table; at least 1.
+  // Homeless fingerprints kept outside the table; 1 to kMaxStashCapacity.
   uint32_t stash_capacity = 4;
   // Seeds the generator that picks victims: same seed, same operations, same
   // filter.
@@ -68,7 +73,8 @@ struct CuckooFilterStats {
 class CuckooFilter {
  public:
   // A filter of num_buckets buckets (rounded up to an even count). Throws
-  // std::invalid_argument for an invalid layout or zero stash capacity.
+  // std::invalid_argument for an invalid layout, or a kick or stash limit out
+  // of range.
   explicit CuckooFilter(uint64_t num_buckets,
                         const CuckooFilterOptions& options = {})
       : options_(CheckedOptions(options)),
@@ -215,9 +221,17 @@ class CuckooFilter {
     if (!problem.empty()) {
       throw std::invalid_argument("cuckoo filter: " + problem);
     }
-    if (options.stash_capacity == 0) {
-      throw std::invalid_argument(
-          "cuckoo filter: the stash capacity must be at least 1");
+    if (options.stash_capacity == 0 ||
+        options.stash_capacity > kMaxStashCapacity) {
+      throw std::invalid_argument("cuckoo filter: the stash capacity " +
+                                  std::to_string(options.stash_capacity) +
+                                  " is not in [1, " +
+                                  std::to_string(kMaxStashCapacity) + "]");
+    }
+    if (options.max_kicks > kMaxKicksLimit) {
+      throw std::invalid_argument("cuckoo filter: max_kicks " +
+                                  std::to_string(options.max_kicks) +
+                                  " exceeds " + std::to_string(kMaxKicksLimit));
     }
     return options;
   }

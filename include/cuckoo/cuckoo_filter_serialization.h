@@ -10,10 +10,10 @@
 //        8     1  flags: bit 0 = semi-sorted; other bits must be 0
 //        9     3  reserved, 0
 //       12     4  number of buckets (even, >= 2)
-//       16     4  max kicks
+//       16     4  max kicks (<= 65536)
 //       20     4  stash capacity (1..65536)
 //       24     4  stash size (<= capacity)
-//       28     4  peak stash size
+//       28     4  peak stash size (stash size..capacity)
 //       32     8  number of items
 //       40     8  seed
 //       48     8  generator state
@@ -23,9 +23,10 @@
 //        .     T  table: TableDataBytes(layout, buckets) + 7 zero bytes
 //        .     8  XXH3-64 of every byte before it
 // A reader rejects other versions, sizes that do not add up exactly, a wrong
-// checksum, and contents no writer produces (stash entries out of range,
-// semi-sort codes >= 3876, nonzero padding, an item count that disagrees with
-// the occupied slots).
+// checksum, and contents no writer produces (limits out of range, stash
+// entries out of range, semi-sort codes >= 3876, nonzero padding, an item
+// count that disagrees with the occupied slots). The checksum detects damage,
+// not intent: anyone can recompute it, so every field is bounded as well.
 #pragma once
 
 #include <xxhash.h>
@@ -44,7 +45,6 @@ inline constexpr uint16_t kFormatVersion = 1;
 inline constexpr size_t kHeaderBytes = 72;
 inline constexpr size_t kStashEntryBytes = 8;
 inline constexpr size_t kChecksumBytes = 8;
-inline constexpr uint32_t kMaxStashCapacity = 65536;
 
 }  // namespace serialization
 
@@ -121,10 +121,16 @@ inline std::optional<CuckooFilter> CuckooFilter::Deserialize(
                 " is not an even number >= 2");
   }
   if (options.stash_capacity == 0 ||
-      options.stash_capacity > s::kMaxStashCapacity ||
-      stash_size > options.stash_capacity) {
-    return fail("stash size " + std::to_string(stash_size) + " / capacity " +
+      options.stash_capacity > kMaxStashCapacity ||
+      stash_size > options.stash_capacity || peak_stash_size < stash_size ||
+      peak_stash_size > options.stash_capacity) {
+    return fail("stash size " + std::to_string(stash_size) + " / peak " +
+                std::to_string(peak_stash_size) + " / capacity " +
                 std::to_string(options.stash_capacity) + " out of range");
+  }
+  if (options.max_kicks > kMaxKicksLimit) {
+    return fail("max kicks " + std::to_string(options.max_kicks) + " exceeds " +
+                std::to_string(kMaxKicksLimit));
   }
   const uint64_t table_bytes =
       TableDataBytes(options.layout, num_buckets) + kTablePaddingBytes;

@@ -1,6 +1,7 @@
 // Fuzz target: CuckooFilter::Deserialize on arbitrary bytes. It either
 // rejects them with a reason or accepts a filter whose serialization gives
-// back exactly the same bytes; it never reads outside the buffer. When the
+// back exactly the same bytes, and that takes lookups and inserts; it never
+// reads outside the buffer. When the
 // first byte is odd, the rest gets a correct checksum first, so that the
 // validation behind the checksum is explored too.
 #include <cstddef>
@@ -37,6 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
   }
   for (uint64_t key = 0; key < 64; ++key) {
     filter->Contains(key * 0x9E3779B97F4A7C15ull);
+  }
+  // Inserts walk at most max_kicks steps: a limit taken from the bytes
+  // unchecked would show up here as a timeout.
+  for (uint64_t key = 0; key < 16; ++key) {
+    filter->Insert(key * 0xC2B2AE3D27D4EB4Full + 1);
   }
   return 0;
 }
