@@ -1,20 +1,37 @@
 #!/usr/bin/env bash
-# Checks the in-tree build: puts this repository at rocksdb/plugin/cuckoo in a
-# fresh copy of a RocksDB source tree, configures RocksDB's CMake with
-# -DROCKSDB_PLUGINS=cuckoo (its defaults otherwise: PORTABLE=0, so
-# -march=native; Release, so -fno-rtti; warnings as errors), compiles the
-# plugin's sources with RocksDB's flags, and checks that the generated
-# build_version.cc registers cuckoo_filter_register as a builtin. Building all
-# of RocksDB takes long on two cores, so only those objects are compiled.
+# Checks the in-tree build, with this repository at rocksdb/plugin/cuckoo of a
+# RocksDB source tree, both ways RocksDB offers:
 #
-# usage: scripts/check-in-tree-build.sh [VERSION | TARBALL]   (default: the
-#        installed librocksdb-dev's version)
+#   objects (always): in a fresh copy of the tree, RocksDB's CMake with
+#     -DROCKSDB_PLUGINS=cuckoo and its defaults otherwise (PORTABLE=0, so
+#     -march=native; Release, so -fno-rtti; warnings as errors) compiles the
+#     plugin's sources and build_version.cc, which must register
+#     cuckoo_filter_register as a builtin. RocksDB's Makefile
+#     (make ROCKSDB_PLUGINS=cuckoo, its default debug level, -Werror) then
+#     compiles the plugin's sources too and must list the same builtin and
+#     the plugin's objects among librocksdb's.
+#   --tools: the whole in-tree build (scripts/build-rocksdb.sh --in-tree:
+#     librocksdb, db_bench, ldb, sst_dump, db_stress), whose stock tools must
+#     use the filter from an OPTIONS file without any preload
+#     (tests/tools/stock_tools_test.sh --builtin).
+#
+# Building all of RocksDB twice more would take an hour on two cores, so the
+# objects check compiles only the objects the plugin changes; --tools reuses
+# the cached release build (minutes once it exists).
+#
+# usage: scripts/check-in-tree-build.sh [--tools] [VERSION | TARBALL]
+#          (default: the installed librocksdb-dev's version)
 #   BUILD_DIR  the work folder's parent (default: build)
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$repo_root/build}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
+tools=0
+if [ "${1:-}" = --tools ]; then
+  tools=1
+  shift
+fi
 
 # Downloads (once) and verifies the source tarball, then copies the tree.
 source_tree=$("$repo_root/scripts/fetch-rocksdb-source.sh" "$cache/source" --full ${1:-})
@@ -23,21 +40,49 @@ rm -rf "$work"
 mkdir -p "$work"
 cp -a "$source_tree" "$work/"
 tree="$work/$(basename "$source_tree")"
-rm -rf "$tree/_build"
+rm -rf "$tree/_build" "$tree/plugin/cuckoo"
 mkdir -p "$tree/plugin/cuckoo"
 (cd "$repo_root" && git ls-files -z | tar --null -cf - -T -) |
   tar -xf - -C "$tree/plugin/cuckoo"
+sources=$(sed -n 's/^cuckoo_SOURCES = //p' "$repo_root/cuckoo.mk")
 
 cmake -S "$tree" -B "$tree/_build" -DROCKSDB_PLUGINS=cuckoo \
   -DCMAKE_BUILD_TYPE=Release -DFAIL_ON_WARNINGS=ON -DWITH_GFLAGS=OFF \
   -DWITH_TESTS=OFF -DWITH_BENCHMARK_TOOLS=OFF -DWITH_TOOLS=OFF >/dev/null
-sources=$(sed -n 's/^cuckoo_SOURCES = //p' "$repo_root/cuckoo.mk")
 objects=(build_version.o)
 for source in $sources; do objects+=("plugin/cuckoo/${source%.cc}.o"); done
 make -C "$tree/_build" "${objects[@]}"
 if grep -q '{"cuckoo", cuckoo_filter_register}' "$tree/_build/build_version.cc"; then
-  echo "in-tree build: plugin compiled with RocksDB $(basename "$tree")'s flags and registered as a builtin"
+  echo "in-tree build (CMake): plugin compiled with RocksDB $(basename "$tree")'s flags and registered as a builtin"
 else
-  echo "in-tree build: cuckoo_filter_register is not among RocksDB's builtins" >&2
+  echo "in-tree build (CMake): cuckoo_filter_register is not among RocksDB's builtins" >&2
   exit 1
+fi
+
+# RocksDB's Makefile: the plugin's objects with its flags, and what it would
+# put in build_version.cc and librocksdb (read with --eval, since generating
+# build_version.cc needs every library object first).
+make_objects=()
+for source in $sources; do make_objects+=("plugin/cuckoo/${source%.cc}.o"); done
+make -C "$tree" -j2 ROCKSDB_PLUGINS=cuckoo "${make_objects[@]}"
+listed=$(make -s -C "$tree" ROCKSDB_PLUGINS=cuckoo \
+  --eval='show-plugin: ; @echo builtins: $(ROCKSDB_PLUGIN_BUILTINS) objects: $(LIB_OBJECTS)' \
+  show-plugin)
+missing=0
+grep -c '{"cuckoo", cuckoo_filter_register}' <<<"$listed" >/dev/null || missing=1
+for object in "${make_objects[@]}"; do
+  grep -c -- "$object" <<<"$listed" >/dev/null || missing=1
+done
+if [ "$missing" -eq 0 ]; then
+  echo "in-tree build (make): plugin compiled with the Makefile's flags; librocksdb would register it as a builtin"
+else
+  echo "in-tree build (make): the Makefile does not list the plugin: $listed" | cut -c1-400 >&2
+  exit 1
+fi
+rm -rf "$work"
+
+if [ "$tools" -eq 1 ]; then
+  rocksdb=$("$repo_root/scripts/build-rocksdb.sh" --in-tree ${1:-})
+  "$repo_root/tests/tools/stock_tools_test.sh" --builtin "$rocksdb"
+  echo "in-tree build (CMake, whole): $rocksdb has librocksdb, db_bench, ldb, sst_dump and db_stress with the filter built in"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # RocksDB's own stress test with the cuckoo filter: the db_stress of a RocksDB
-# release built from source (scripts/build-rocksdb.sh), the plugin built
-# against the same library and loaded with LD_PRELOAD, and OPTIONS files that
+# release built from source with the plugin in-tree
+# (scripts/build-rocksdb.sh --in-tree, so no preload), and OPTIONS files that
 # name cuckoofilter (db_stress takes a custom policy only through
 # --options_file). db_stress checks every read against its expected state, so
 # a false negative of the filter is a verification failure. Four variants:
@@ -27,17 +27,12 @@ version=${1:-11.8.1}
 threads=4
 
 log() { echo "db-stress: $*" >&2; }
-rocksdb=$("$repo_root/scripts/build-rocksdb.sh" "$version")
+rocksdb=$("$repo_root/scripts/build-rocksdb.sh" --in-tree "$version")
 [ -x "$rocksdb/db_stress" ] || { log "no db_stress in $rocksdb"; exit 1; }
-build="$repo_root/build-rocksdb-$version"
-cmake -S "$repo_root" -B "$build" -DROCKSDB_LIBRARY="$rocksdb/librocksdb.so" \
-  -DROCKSDB_SOURCE_DIR="$(readlink -f "$rocksdb/source")" >/dev/null
-cmake --build "$build" -j2 --target rocksdb_cuckoo >/dev/null
-plugin="$build/plugin/librocksdb_cuckoo.so"
 
 work=$(mktemp -d)
 trap 'pkill -KILL -P $$ db_stress 2>/dev/null || true; rm -rf "$work"' EXIT
-export LD_LIBRARY_PATH="$rocksdb${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+unset LD_PRELOAD
 
 # Flags every run shares: no fault injection (a Release db_stress refuses
 # it), no column-family clearing (db_stress's expected state cannot follow
@@ -85,7 +80,7 @@ done
 stress() {  # variant db expected_dir [flags...]: runs db_stress in place
   local variant=$1 db=$2 expected=$3
   shift 3
-  exec env LD_PRELOAD="$plugin" "$rocksdb/db_stress" "${common[@]}" \
+  exec "$rocksdb/db_stress" "${common[@]}" \
     --options_file="$work/$variant.ini" --db="$db" \
     --expected_values_dir="$expected" "$@"
 }
@@ -93,7 +88,7 @@ stress() {  # variant db expected_dir [flags...]: runs db_stress in place
 # The filter in effect: every SST of the DB names the cuckoo policy.
 check_filter() {  # variant db
   local properties ssts named
-  properties=$(env LD_PRELOAD="$plugin" "$rocksdb/sst_dump" --file="$2" \
+  properties=$("$rocksdb/sst_dump" --file="$2" \
     --show_properties 2>/dev/null || true)
   ssts=$(ls "$2"/*.sst 2>/dev/null | wc -l)
   named=$(grep -c 'filter policy name: cuckoofilter' <<<"$properties" || true)

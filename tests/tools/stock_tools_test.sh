@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
-# Debian's stock db_bench and ldb use the cuckoo filter through LD_PRELOAD of
-# librocksdb_cuckoo.so and an OPTIONS file. This test asserts from the
-# persisted OPTIONS, the SST properties, the SST bytes and the filter tickers
-# that the filter was really written and used, and that without the preload
-# the same OPTIONS file silently loses it (so the checks can tell).
+# RocksDB's stock db_bench, ldb and sst_dump use the cuckoo filter through an
+# OPTIONS file: Debian's tools with librocksdb_cuckoo.so in LD_PRELOAD, or
+# (--builtin) tools of an in-tree build (-DROCKSDB_PLUGINS=cuckoo) that know
+# the policy themselves. This test asserts from the persisted OPTIONS, the SST
+# properties, the SST bytes and the filter tickers that the filter was really
+# written and used. With the preload it also checks that without it the same
+# OPTIONS file silently loses the filter (so the checks can tell).
 #
 # usage: stock_tools_test.sh PATH/TO/librocksdb_cuckoo.so
+#        stock_tools_test.sh --builtin TOOLS_DIR
+#   TOOLS_DIR holds db_bench, ldb and sst_dump; otherwise they come from PATH.
 set -euo pipefail
 
-plugin=${1:?usage: stock_tools_test.sh librocksdb_cuckoo.so}
+usage="usage: stock_tools_test.sh librocksdb_cuckoo.so | --builtin TOOLS_DIR"
+plugin=""
+if [ "${1:-}" = --builtin ]; then
+  tools_dir=${2:?$usage}
+  export PATH="$tools_dir:$PATH"
+  unset LD_PRELOAD
+  [ -x "$tools_dir/db_bench" ] || { echo "no db_bench in $tools_dir"; exit 2; }
+else
+  plugin=${1:?$usage}
+fi
+# The environment each tool runs with: the preload, or nothing.
+with_plugin=()
+if [ -n "$plugin" ]; then with_plugin=(LD_PRELOAD="$plugin"); fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -31,11 +47,19 @@ run_db_bench() {  # db_path [env...]
     --statistics --bloom_bits=0 2>&1
 }
 
-output=$(run_db_bench "$work/db" LD_PRELOAD="$plugin" ROCKSDB_CUCKOO_VERBOSE=1)
-if grep -q 'rocksdb-cuckoo: registered cuckoofilter' <<<"$output"; then
-  pass "the preloaded plugin registered itself"
+output=$(run_db_bench "$work/db" "${with_plugin[@]}" ROCKSDB_CUCKOO_VERBOSE=1)
+if [ -n "$plugin" ]; then
+  if grep -q 'rocksdb-cuckoo: registered cuckoofilter' <<<"$output"; then
+    pass "the preloaded plugin registered itself"
+  else
+    fail "no registration message from the preloaded plugin"
+  fi
+elif [ "$(ldd "$(command -v db_bench)" | grep -c rocksdb_cuckoo)" -eq 0 ] &&
+  nm -D --defined-only "$(ldd "$(command -v db_bench)" |
+    awk '$1 ~ /^librocksdb\.so/ { print $3 }')" | grep -c ' cuckoo_filter_register$' >/dev/null; then
+  pass "db_bench has no preload and its librocksdb defines cuckoo_filter_register"
 else
-  fail "no registration message from the preloaded plugin"
+  fail "db_bench of the in-tree build does not carry the plugin in its librocksdb"
 fi
 
 if grep -q 'filter_policy={id=cuckoofilter:12;bits_per_key=12' "$work"/db/OPTIONS-*; then
@@ -44,7 +68,7 @@ else
   fail "OPTIONS does not name the cuckoo policy: $(grep filter_policy "$work"/db/OPTIONS-*)"
 fi
 
-properties=$(sst_dump --file="$work/db" --show_properties 2>&1)
+properties=$(env "${with_plugin[@]}" sst_dump --file="$work/db" --show_properties 2>&1)
 ssts=$(ls "$work"/db/*.sst | wc -l)
 cuckoo_ssts=$(grep -c 'filter policy name: cuckoofilter' <<<"$properties" || true)
 if [ "$ssts" -gt 0 ] && [ "$cuckoo_ssts" -eq "$ssts" ]; then
@@ -71,10 +95,10 @@ grep -q '(0 of [0-9]* found)' <<<"$output" ||
 
 # ldb under the preload rewrites the SSTs with the cuckoo filter and keeps it.
 before=$(ls "$work"/db/*.sst)
-env LD_PRELOAD="$plugin" ldb --db="$work/db" compact >/dev/null 2>&1
+env "${with_plugin[@]}" ldb --db="$work/db" compact >/dev/null 2>&1
 after=$(ls "$work"/db/*.sst)
 if [ "$before" != "$after" ] &&
-  [ "$(sst_dump --file="$work/db" --show_properties 2>&1 |
+  [ "$(env "${with_plugin[@]}" sst_dump --file="$work/db" --show_properties 2>&1 |
     grep -c 'filter policy name: cuckoofilter')" -eq "$(ls "$work"/db/*.sst | wc -l)" ]; then
   pass "ldb compact rewrote the SSTs with the cuckoo filter"
 else
@@ -86,7 +110,7 @@ if grep -q 'filter_policy={id=cuckoofilter' "$latest_options"; then
 else
   fail "ldb rewrote OPTIONS without the policy"
 fi
-count=$(env LD_PRELOAD="$plugin" ldb --db="$work/db" scan 2>/dev/null | wc -l)
+count=$(env "${with_plugin[@]}" ldb --db="$work/db" scan 2>/dev/null | wc -l)
 if [ "$count" -gt $((num / 2)) ]; then
   pass "ldb scan reads $count keys"
 else
@@ -94,11 +118,13 @@ else
 fi
 
 # Control: without the preload the same OPTIONS file silently means no filter.
-run_db_bench "$work/plain" >/dev/null
-if grep -q 'filter_policy=nullptr' "$work"/plain/OPTIONS-*; then
-  pass "control: without the plugin db_bench silently ran without a filter"
-else
-  fail "control: expected the silent fallback to filter_policy=nullptr"
+if [ -n "$plugin" ]; then
+  run_db_bench "$work/plain" >/dev/null
+  if grep -q 'filter_policy=nullptr' "$work"/plain/OPTIONS-*; then
+    pass "control: without the plugin db_bench silently ran without a filter"
+  else
+    fail "control: expected the silent fallback to filter_policy=nullptr"
+  fi
 fi
 
 if [ "$failures" -ne 0 ]; then
