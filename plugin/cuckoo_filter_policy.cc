@@ -33,12 +33,14 @@ namespace {
 // Hashes of keys added since the last Finish, and the filter built from them.
 class CuckooFilterBitsBuilder : public FilterBitsBuilder {
  public:
-  CuckooFilterBitsBuilder(const cuckoo::FilterConfig& config,
-                          bool verify_after_construction,
-                          ROCKSDB_NAMESPACE::Logger* info_log)
+  CuckooFilterBitsBuilder(
+      const cuckoo::FilterConfig& config, bool verify_after_construction,
+      ROCKSDB_NAMESPACE::Logger* info_log,
+      std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks)
       : config_(config),
         verify_after_construction_(verify_after_construction),
-        info_log_(info_log) {}
+        info_log_(info_log),
+        fallbacks_(std::move(fallbacks)) {}
 
   // Keys come in comparator order, with the versions of one key one after
   // another: a key equal to the previous one is not added again.
@@ -103,6 +105,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     } catch (const std::exception& e) {
       // Too many keys for one table (over 2^32 buckets) or out of memory: an
       // always-match filter keeps every read correct.
+      fallbacks_->unbuilt_filters.fetch_add(1, std::memory_order_relaxed);
       if (info_log_ != nullptr) {
         ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,
                                info_log_,
@@ -174,6 +177,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   const bool verify_after_construction_;
   // The DB's info log (outlives the builder), or null.
   ROCKSDB_NAMESPACE::Logger* const info_log_;
+  const std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks_;
   // A deque grows without copying, so its peak is the hashes themselves.
   std::deque<uint64_t> hashes_;
   // The last key and alt seen, for de-duplication.
@@ -338,7 +342,8 @@ FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
   try {
     return new CuckooFilterBitsBuilder(
         cuckoo::ChooseForBitsPerKey(bits_per_key),
-        context.table_options.detect_filter_construct_corruption, info_log);
+        context.table_options.detect_filter_construct_corruption, info_log,
+        fallbacks_);
   } catch (const std::exception& e) {
     if (info_log != nullptr) {
       ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,
@@ -355,8 +360,27 @@ FilterBitsReader* CuckooFilterPolicy::GetFilterBitsReader(
     const Slice& contents) const {
   const DecodedBlock block = DecodeBlock(
       reinterpret_cast<const uint8_t*>(contents.data()), contents.size());
-  if (!block.has_table) return new AlwaysMatchBitsReader();
+  if (!block.has_table) {
+    fallbacks_->always_match_readers.fetch_add(1, std::memory_order_relaxed);
+    if (!fallbacks_->reported_reader.exchange(true)) {
+      std::fprintf(stderr,
+                   "rocksdb-cuckoo: a cuckoofilter block is not used (%s): "
+                   "its file is read without the filter; later ones are "
+                   "only counted (CuckooFilterPolicy::fallback_counts)\n",
+                   block.reason.c_str());
+    }
+    return new AlwaysMatchBitsReader();
+  }
   return new CuckooFilterBitsReader(block);
+}
+
+FallbackCounts CuckooFilterPolicy::fallback_counts() const {
+  FallbackCounts counts;
+  counts.always_match_readers =
+      fallbacks_->always_match_readers.load(std::memory_order_relaxed);
+  counts.unbuilt_filters =
+      fallbacks_->unbuilt_filters.load(std::memory_order_relaxed);
+  return counts;
 }
 
 extern "C" int cuckoo_filter_register(ROCKSDB_NAMESPACE::ObjectLibrary& library,

@@ -7,6 +7,8 @@
 // called through their vtables, so their declarations must match the library.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,6 +23,17 @@ struct CuckooFilterPolicyOptions {
   // Space budget: table bits per key. The policy picks the fingerprint width,
   // bucket layout and load with the lowest false-positive rate within it.
   double bits_per_key = 10.0;
+};
+
+// Filters that answer "may match" for every key: RocksDB cannot tell them
+// from working ones. Reads stay correct; only the filtering is lost.
+struct FallbackCounts {
+  // Readers over blocks this build does not accept (another format version,
+  // a damaged header) or over always-match blocks.
+  uint64_t always_match_readers = 0;
+  // Always-match blocks written because no table could be built (out of
+  // memory, or more keys than one table holds).
+  uint64_t unbuilt_filters = 0;
 };
 
 inline constexpr double kMinBitsPerKey = 4.0;
@@ -56,8 +69,23 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
 
   double bits_per_key() const { return options_.bits_per_key; }
 
+  // This policy's fallbacks so far. The first always-match reader is also
+  // reported on standard error with its reason (RocksDB gives readers no
+  // logger); each unbuilt filter is logged to the DB's info log.
+  FallbackCounts fallback_counts() const;
+
+  // Shared with the builders, which may outlive a policy replaced by
+  // SetOptions.
+  struct FallbackCounters {
+    std::atomic<uint64_t> always_match_readers{0};
+    std::atomic<uint64_t> unbuilt_filters{0};
+    std::atomic<bool> reported_reader{false};
+  };
+
  private:
   CuckooFilterPolicyOptions options_;
+  std::shared_ptr<FallbackCounters> fallbacks_ =
+      std::make_shared<FallbackCounters>();
 };
 
 // Checks a bits-per-key value; empty when valid, otherwise the message.

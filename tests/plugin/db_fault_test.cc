@@ -2,7 +2,7 @@
 // checksum catches it), and blocks that pass the checksum but carry a header
 // this reader does not accept (a newer format version, an impossible
 // geometry, a truncated table). Every read must stay correct; the filter is
-// simply not used.
+// simply not used, and the policy reports it once and counts it.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -112,12 +112,40 @@ class FaultTest : public DbTest {
   void ReopenWithCuckoo() {
     Open(MakeOptions("filter_policy=cuckoofilter:10"));
   }
+
+  // The policy instance of the open DB, made from the options string.
+  std::shared_ptr<const CuckooFilterPolicy> OpenPolicy() {
+    const auto* table =
+        db_->GetOptions()
+            .table_factory->GetOptions<rdb::BlockBasedTableOptions>();
+    EXPECT_NE(table, nullptr);
+    EXPECT_STREQ(table->filter_policy->Name(),
+                 CuckooFilterPolicy::kClassName());
+    return std::static_pointer_cast<const CuckooFilterPolicy>(
+        table->filter_policy);
+  }
 };
+
+constexpr char kReaderReport[] =
+    "rocksdb-cuckoo: a cuckoofilter block is not used";
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1)) {
+    ++count;
+  }
+  return count;
+}
 
 TEST_F(FaultTest, TheUnalteredBlockIsUsed) {
   WriteWith(std::make_shared<MangledPolicy>([](std::string b) { return b; }));
+  ::testing::internal::CaptureStderr();
   ReopenWithCuckoo();
   EXPECT_GT(ReadAllAndCountFiltered(), kKeys * 98 / 100);
+  EXPECT_EQ(
+      Occurrences(::testing::internal::GetCapturedStderr(), kReaderReport), 0u);
+  EXPECT_EQ(OpenPolicy()->fallback_counts().always_match_readers, 0u);
 }
 
 TEST_F(FaultTest, BlocksWithUnacceptableHeadersMatchEverything) {
@@ -151,8 +179,17 @@ TEST_F(FaultTest, BlocksWithUnacceptableHeadersMatchEverything) {
     SCOPED_TRACE(what);
     std::filesystem::remove_all(path_);
     WriteWith(std::make_shared<MangledPolicy>(mangle));
+    ::testing::internal::CaptureStderr();
     ReopenWithCuckoo();
     EXPECT_EQ(ReadAllAndCountFiltered(), 0u) << "the filter must not be used";
+    // Reported once, with the reason; every such reader counted.
+    const std::string report = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(Occurrences(report, kReaderReport), 1u) << report;
+    EXPECT_NE(report.find("): its file is read without the filter"),
+              std::string::npos)
+        << report;
+    EXPECT_GE(OpenPolicy()->fallback_counts().always_match_readers, 1u);
+    EXPECT_EQ(OpenPolicy()->fallback_counts().unbuilt_filters, 0u);
   }
 }
 
