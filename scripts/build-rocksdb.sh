@@ -138,8 +138,8 @@ built() {  # target -> path
 }
 
 # Configures $build with the given extra flags, builds the targets, and
-# copies them to the folder $1 (its log names the build $2), with progress on standard error: each 10% of
-# Ninja's steps, and any error.
+# copies them to the folder $1 (the log line names the build $2). Progress
+# goes to standard error: each 10% of Ninja's steps, and any error.
 build_into() {  # destination label [cmake flags...]
   local dest=$1 label=$2 started last line
   shift 2
