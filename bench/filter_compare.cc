@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -38,7 +39,9 @@ DEFINE_int32(repetitions, 3, "Repetitions of each workload (median reported)");
 DEFINE_string(bits_per_key, "10,16", "Comma-separated bits-per-key budgets");
 DEFINE_string(filters, "none,bloom,ribbon,cuckoo",
               "Comma-separated policies: none, bloom, ribbon, cuckoo");
-DEFINE_string(db, "", "Work folder (default: a fresh folder under /tmp)");
+DEFINE_string(db, "",
+              "Work folder, absent or empty; removed afterwards (default: a "
+              "fresh private folder under the temp directory)");
 DEFINE_uint64(seed, 1, "Seed of the fill and of the read key sequences");
 DEFINE_string(csv, "", "Also write the results as CSV to this file");
 DEFINE_string(json, "", "Also write the results as JSON to this file");
@@ -528,12 +531,35 @@ int main(int argc, char** argv) {
     }
   }
 
-  const std::string work =
-      FLAGS_db.empty() ? std::filesystem::temp_directory_path().string() +
-                             "/rocksdb_cuckoo_compare"
-                       : FLAGS_db;
-  std::filesystem::remove_all(work);
-  std::filesystem::create_directories(work);
+  // Nothing of anyone else's is touched: the default folder is new and
+  // private (mkdtemp), and --db must be absent or empty.
+  std::string work;
+  std::error_code error;
+  if (FLAGS_db.empty()) {
+    std::string name = std::filesystem::temp_directory_path(error).string() +
+                       "/rocksdb_cuckoo_compare.XXXXXX";
+    if (error || mkdtemp(name.data()) == nullptr) {
+      std::fprintf(stderr,
+                   "filter_compare: cannot create a work folder under the "
+                   "temp directory; name one with --db\n");
+      return 1;
+    }
+    work = name;
+  } else {
+    work = FLAGS_db;
+    const bool usable = !std::filesystem::exists(work, error)
+                            ? std::filesystem::create_directories(work, error)
+                            : std::filesystem::is_directory(work, error) &&
+                                  std::filesystem::is_empty(work, error);
+    if (error || !usable) {
+      std::fprintf(stderr,
+                   "filter_compare: --db=%s must be an empty or absent "
+                   "folder that can be created%s%s\n",
+                   work.c_str(), error ? ": " : "",
+                   error ? error.message().c_str() : "");
+      return 1;
+    }
+  }
   const std::string base = work + "/base";
   std::fprintf(stderr, "filling %llu keys of %d bytes...\n",
                static_cast<unsigned long long>(FLAGS_num), FLAGS_value_size);
