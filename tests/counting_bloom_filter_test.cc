@@ -446,26 +446,32 @@ TEST(CountingBloomFilterTest, RemoveRefusesWhenRepeatedProbeCounterIsTooLow) {
   EXPECT_TRUE(filter == before);
 }
 
-TEST(CountingBloomFilterTest, ForCapacityMatchesClosedForm) {
+// A filter shaped by ForCapacity, filled with that many keys, meets its
+// target: the measured rate is at most the target (with 4 standard errors of
+// slack) and not far below it, which a wasteful shape would be.
+TEST(CountingBloomFilterTest, ForCapacityMeetsItsTargetWithoutWaste) {
   struct Case {
     uint64_t keys;
     double rate;
   };
-  const double ln2 = std::log(2.0);
-  for (const Case& c : {Case{100000, 0.01}, Case{100000, 0.001}, Case{1, 0.5},
-                        Case{12345, 0.0001}, Case{777, 0.2}}) {
+  for (const Case& c : {Case{100000, 0.01}, Case{20000, 0.001},
+                        Case{12345, 0.02}, Case{777, 0.2}}) {
     for (int counter_bits : {4, 8}) {
-      const CountingBloomFilter::Config config =
-          CountingBloomFilter::ForCapacity(c.keys, c.rate, counter_bits);
-      const double n = static_cast<double>(c.keys);
-      const uint64_t expected_counters =
-          static_cast<uint64_t>(std::ceil(-n * std::log(c.rate) / (ln2 * ln2)));
-      const int expected_hashes = static_cast<int>(
-          std::round(static_cast<double>(expected_counters) / n * ln2));
-      EXPECT_EQ(config.num_counters, expected_counters)
-          << c.keys << " " << c.rate;
-      EXPECT_EQ(config.num_hashes, expected_hashes) << c.keys << " " << c.rate;
-      EXPECT_EQ(config.counter_bits, counter_bits);
+      SCOPED_TRACE(std::to_string(c.keys) + " keys at " +
+                   std::to_string(c.rate) + ", " +
+                   std::to_string(counter_bits) + "-bit counters");
+      CountingBloomFilter filter(
+          CountingBloomFilter::ForCapacity(c.keys, c.rate, counter_bits));
+      SplitMix64 stream(c.keys + counter_bits);
+      for (uint64_t i = 0; i < c.keys; ++i) filter.Add(stream.Next());
+      const int probes = 400000;
+      int positives = 0;
+      for (int i = 0; i < probes; ++i)
+        positives += filter.Contains(stream.Next());
+      const double measured = static_cast<double>(positives) / probes;
+      const double slack = 4.0 * std::sqrt(c.rate * (1.0 - c.rate) / probes);
+      EXPECT_LE(measured, c.rate * 1.05 + slack);
+      EXPECT_GE(measured, c.rate * 0.6 - slack);
     }
   }
 
@@ -555,11 +561,28 @@ TEST(CountingBloomFilterTest, AccessorsAndSizeAccounting) {
   }
 }
 
-TEST(CountingBloomFilterTest, ExpectedFalsePositiveRateClosedForm) {
-  // (1 - e^{-k n / m})^k with k = 7, n / m = 1 / 10.
-  EXPECT_NEAR(
-      CountingBloomFilter::ExpectedFalsePositiveRate(1000000, 7, 100000),
-      std::pow(1.0 - std::exp(-0.7), 7.0), 1e-15);
+// The expected rate is the one a filter of that shape and load measures.
+TEST(CountingBloomFilterTest, ExpectedFalsePositiveRateIsTheMeasuredOne) {
+  for (int num_hashes : {1, 3, 7}) {
+    for (uint64_t keys : {2000u, 10000u, 25000u}) {
+      SCOPED_TRACE(std::to_string(num_hashes) + " hashes, " +
+                   std::to_string(keys) + " keys");
+      CountingBloomFilter filter(100000, num_hashes, 4);
+      SplitMix64 stream(keys * 10 + num_hashes);
+      for (uint64_t i = 0; i < keys; ++i) filter.Add(stream.Next());
+      const double expected = filter.ExpectedFalsePositiveRate();
+      EXPECT_EQ(expected, CountingBloomFilter::ExpectedFalsePositiveRate(
+                              100000, num_hashes, keys));
+      const int probes = 300000;
+      int positives = 0;
+      for (int i = 0; i < probes; ++i)
+        positives += filter.Contains(stream.Next());
+      const double measured = static_cast<double>(positives) / probes;
+      const double slack =
+          4.0 * std::sqrt(expected * (1.0 - expected) / probes);
+      EXPECT_NEAR(measured, expected, expected * 0.05 + slack);
+    }
+  }
   EXPECT_EQ(CountingBloomFilter::ExpectedFalsePositiveRate(1000, 3, 0), 0.0);
   EXPECT_LT(CountingBloomFilter::ExpectedFalsePositiveRate(1000, 3, 10),
             CountingBloomFilter::ExpectedFalsePositiveRate(1000, 3, 100));
