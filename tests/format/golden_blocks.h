@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "cuckoo/bucket_table.h"
+#include "cuckoo/hashing.h"
+#include "cuckoo_filter_block.h"
+
 namespace cuckoo_golden {
 
 struct GoldenBlockSpec {
@@ -56,6 +60,30 @@ inline std::vector<std::string> KeysOf(const GoldenBlockSpec& spec) {
     keys.push_back(GoldenKey(spec.first_key + i));
   }
   return keys;
+}
+
+inline std::vector<uint64_t> HashesOf(const GoldenBlockSpec& spec) {
+  std::vector<uint64_t> hashes;
+  for (const std::string& key : KeysOf(spec)) {
+    hashes.push_back(cuckoo::HashKey(key.data(), key.size()));
+  }
+  return hashes;
+}
+
+// How many of the absent keys a decoded table block matches, probed through
+// the core's view (the plugin's tests probe through RocksDB's reader).
+inline uint64_t CountAbsentMatches(const rocksdb_cuckoo::DecodedBlock& block) {
+  const cuckoo::CuckooHashing hashing(block.num_buckets,
+                                      block.layout.fingerprint_bits);
+  const cuckoo::BucketTableView view(block.layout, block.num_buckets,
+                                     block.table);
+  uint64_t matches = 0;
+  for (uint32_t i = 0; i < kAbsentKeys; ++i) {
+    const std::string key = AbsentKey(i);
+    matches +=
+        view.Contains(hashing.Locate(cuckoo::HashKey(key.data(), key.size())));
+  }
+  return matches;
 }
 
 // One line of golden/MANIFEST: "<name> <bytes> <absent keys matched>".
