@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cuckoo/concurrent_cuckoo_filter.h"
+#include "cuckoo/cuckoo_filter_serialization.h"
 #include "cuckoo/sizing.h"
 #include "test_util.h"
 
@@ -143,7 +144,7 @@ TEST(CuckooFilterTest, AFailedInsertLosesNoStoredKeyAndChangesNothing) {
     // then ends with a homeless fingerprint that belongs to an older key.
     for (int i = 0; i < 2000; ++i) {
       const uint64_t key = stream.Next();
-      const std::vector<uint8_t> before = filter.Serialize();
+      const std::vector<uint8_t> before = SerializeCuckooFilter(filter);
       if (filter.Insert(key) == InsertResult::kOk) {
         stored.push_back(key);
         continue;
@@ -152,7 +153,7 @@ TEST(CuckooFilterTest, AFailedInsertLosesNoStoredKeyAndChangesNothing) {
       // Only the failure counter may differ: compare the table, stash and size.
       std::string error;
       auto previous =
-          CuckooFilter::Deserialize(before.data(), before.size(), &error);
+          DeserializeCuckooFilter(before.data(), before.size(), &error);
       ASSERT_TRUE(previous.has_value()) << error;
       ASSERT_EQ(previous->Size(), filter.Size());
       for (uint64_t k : stored) ASSERT_EQ(previous->Count(k), filter.Count(k));
@@ -218,7 +219,7 @@ TEST(CuckooFilterTest, SameSeedSameFilter) {
     CuckooFilter filter(500, Options(4, 12, true, seed));
     HashStream stream(1);
     FillTo(&filter, 0.95, &stream);
-    return filter.Serialize();
+    return SerializeCuckooFilter(filter);
   };
   EXPECT_EQ(build(7), build(7));
   EXPECT_NE(build(7), build(8));
@@ -276,12 +277,12 @@ TEST(CuckooFilterSerializationTest, RoundTripPreservesEverything) {
       if (filter.Insert(key) == InsertResult::kOk) stored.push_back(key);
     }
     ASSERT_GT(filter.Stats().stash_size, 0u) << "the test wants a used stash";
-    const std::vector<uint8_t> bytes = filter.Serialize();
+    const std::vector<uint8_t> bytes = SerializeCuckooFilter(filter);
     std::string error;
     std::optional<CuckooFilter> back =
-        CuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
+        DeserializeCuckooFilter(bytes.data(), bytes.size(), &error);
     ASSERT_TRUE(back.has_value()) << error;
-    EXPECT_EQ(back->Serialize(), bytes);
+    EXPECT_EQ(SerializeCuckooFilter(*back), bytes);
     EXPECT_EQ(back->Size(), filter.Size());
     for (uint64_t key : stored) ASSERT_TRUE(back->Contains(key));
     // The generator state travels too: both continue identically.
@@ -290,7 +291,7 @@ TEST(CuckooFilterSerializationTest, RoundTripPreservesEverything) {
       const uint64_t key = more.Next();
       ASSERT_EQ(filter.Insert(key), back->Insert(key));
     }
-    EXPECT_EQ(back->Serialize(), filter.Serialize());
+    EXPECT_EQ(SerializeCuckooFilter(*back), SerializeCuckooFilter(filter));
   }
 }
 
@@ -298,11 +299,11 @@ TEST(CuckooFilterSerializationTest, RejectsEveryCorruptionWithAReason) {
   CuckooFilter filter(64, Options(4, 12, true));
   HashStream stream(13);
   FillTo(&filter, 0.9, &stream);
-  const std::vector<uint8_t> good = filter.Serialize();
+  const std::vector<uint8_t> good = SerializeCuckooFilter(filter);
   std::string error;
   // Every truncation.
   for (size_t size = 0; size < good.size(); ++size) {
-    EXPECT_FALSE(CuckooFilter::Deserialize(good.data(), size, &error));
+    EXPECT_FALSE(DeserializeCuckooFilter(good.data(), size, &error));
     EXPECT_FALSE(error.empty());
   }
   // Every single-bit flip is caught (by the checksum at least).
@@ -311,15 +312,15 @@ TEST(CuckooFilterSerializationTest, RejectsEveryCorruptionWithAReason) {
       std::vector<uint8_t> bad = good;
       bad[byte] ^= static_cast<uint8_t>(1u << bit);
       error.clear();
-      EXPECT_FALSE(CuckooFilter::Deserialize(bad.data(), bad.size(), &error))
+      EXPECT_FALSE(DeserializeCuckooFilter(bad.data(), bad.size(), &error))
           << "byte " << byte;
       EXPECT_NE(error, "");
     }
   }
   std::vector<uint8_t> longer = good;
   longer.push_back(0);
-  EXPECT_FALSE(CuckooFilter::Deserialize(longer.data(), longer.size(), &error));
-  EXPECT_FALSE(CuckooFilter::Deserialize(nullptr, 0, &error));
+  EXPECT_FALSE(DeserializeCuckooFilter(longer.data(), longer.size(), &error));
+  EXPECT_FALSE(DeserializeCuckooFilter(nullptr, 0, &error));
 }
 
 // Rewrites the checksum so that validation beyond it is exercised.
@@ -333,13 +334,13 @@ TEST(CuckooFilterSerializationTest, RejectsWellSealedButInconsistentContents) {
   CuckooFilter filter(64, Options(4, 12, true));
   HashStream stream(14);
   FillTo(&filter, 0.5, &stream);
-  const std::vector<uint8_t> good = filter.Serialize();
+  const std::vector<uint8_t> good = SerializeCuckooFilter(filter);
   std::string error;
   auto expect_rejected = [&](std::vector<uint8_t> bad,
                              const std::string& what) {
     Reseal(&bad);
     error.clear();
-    EXPECT_FALSE(CuckooFilter::Deserialize(bad.data(), bad.size(), &error))
+    EXPECT_FALSE(DeserializeCuckooFilter(bad.data(), bad.size(), &error))
         << what;
     EXPECT_NE(error.find(what), std::string::npos) << error;
   };

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "cuckoo/cuckoo_filter.h"
+#include "cuckoo/cuckoo_filter_serialization.h"
 
 namespace cuckoo {
 
@@ -56,7 +56,7 @@ class ConcurrentCuckooFilter {
   }
   std::vector<uint8_t> Serialize() const {
     std::shared_lock<std::shared_mutex> lock(mutex_);
-    return filter_.Serialize();
+    return SerializeCuckooFilter(filter_);
   }
 
  private:

@@ -1,7 +1,7 @@
 // The dynamic cuckoo filter: an approximate multiset of 64-bit key hashes with
 // insert, lookup, delete and count, a bounded kick-out walk, a victim stash,
-// statistics, and a checksummed serialization. Not thread-safe; see
-// concurrent_cuckoo_filter.h for a locked wrapper.
+// statistics, and a checksummed serialization (cuckoo_filter_serialization.h).
+// Not thread-safe; see concurrent_cuckoo_filter.h for a locked wrapper.
 //
 // Insertion and the stash
 // -----------------------
@@ -196,13 +196,10 @@ class CuckooFilter {
     return stats;
   }
 
-  // Serialization: see the format description above Serialize's definition.
-  std::vector<uint8_t> Serialize() const;
-  // Parses a buffer written by Serialize. On any problem returns nullopt and
-  // says why in *error; never reads outside [data, data + size).
-  static std::optional<CuckooFilter> Deserialize(const uint8_t* data,
-                                                 size_t size,
-                                                 std::string* error);
+  // Serialization: cuckoo_filter_serialization.h.
+  friend std::vector<uint8_t> SerializeCuckooFilter(const CuckooFilter& filter);
+  friend std::optional<CuckooFilter> DeserializeCuckooFilter(
+      const uint8_t* data, size_t size, std::string* error);
 
  private:
   struct StashEntry {
@@ -359,5 +356,3 @@ class CuckooFilter {
 };
 
 }  // namespace cuckoo
-
-#include "cuckoo/cuckoo_filter_serialization.h"

@@ -1,5 +1,6 @@
-// The serialized form of a dynamic CuckooFilter: writing it, and reading it
-// back from untrusted bytes with full validation. Included by cuckoo_filter.h.
+// The serialized form of a dynamic CuckooFilter: writing it
+// (SerializeCuckooFilter), and reading it back from untrusted bytes with full
+// validation (DeserializeCuckooFilter).
 //
 // Format, version 1 (all integers little-endian, no alignment assumed):
 //   offset  size  field
@@ -48,39 +49,41 @@ inline constexpr size_t kChecksumBytes = 8;
 
 }  // namespace serialization
 
-inline std::vector<uint8_t> CuckooFilter::Serialize() const {
+inline std::vector<uint8_t> SerializeCuckooFilter(const CuckooFilter& filter) {
   namespace s = serialization;
-  const size_t size = s::kHeaderBytes + stash_.size() * s::kStashEntryBytes +
-                      table_.bytes().size() + s::kChecksumBytes;
+  const size_t size = s::kHeaderBytes +
+                      filter.stash_.size() * s::kStashEntryBytes +
+                      filter.table_.bytes().size() + s::kChecksumBytes;
   std::vector<uint8_t> out(size, 0);
   byte_io::Writer writer(out.data());
   writer.PutBytes(s::kMagic, sizeof(s::kMagic));
   writer.Put<uint16_t>(s::kFormatVersion);
-  writer.Put<uint8_t>(static_cast<uint8_t>(layout().bucket_size));
-  writer.Put<uint8_t>(static_cast<uint8_t>(layout().fingerprint_bits));
-  writer.Put<uint8_t>(layout().semi_sorted ? 1 : 0);
+  writer.Put<uint8_t>(static_cast<uint8_t>(filter.layout().bucket_size));
+  writer.Put<uint8_t>(static_cast<uint8_t>(filter.layout().fingerprint_bits));
+  writer.Put<uint8_t>(filter.layout().semi_sorted ? 1 : 0);
   writer.PutBytes(std::array<uint8_t, 3>{}.data(), 3);
-  writer.Put<uint32_t>(NumBuckets());
-  writer.Put<uint32_t>(options_.max_kicks);
-  writer.Put<uint32_t>(options_.stash_capacity);
-  writer.Put<uint32_t>(static_cast<uint32_t>(stash_.size()));
-  writer.Put<uint32_t>(peak_stash_size_);
-  writer.Put<uint64_t>(num_items_);
-  writer.Put<uint64_t>(options_.seed);
-  writer.Put<uint64_t>(rng_state_);
-  writer.Put<uint64_t>(total_kicks_);
-  writer.Put<uint64_t>(failed_inserts_);
-  for (const StashEntry& entry : stash_) {
+  writer.Put<uint32_t>(filter.NumBuckets());
+  writer.Put<uint32_t>(filter.options_.max_kicks);
+  writer.Put<uint32_t>(filter.options_.stash_capacity);
+  writer.Put<uint32_t>(static_cast<uint32_t>(filter.stash_.size()));
+  writer.Put<uint32_t>(filter.peak_stash_size_);
+  writer.Put<uint64_t>(filter.num_items_);
+  writer.Put<uint64_t>(filter.options_.seed);
+  writer.Put<uint64_t>(filter.rng_state_);
+  writer.Put<uint64_t>(filter.total_kicks_);
+  writer.Put<uint64_t>(filter.failed_inserts_);
+  for (const CuckooFilter::StashEntry& entry : filter.stash_) {
     writer.Put<uint32_t>(entry.bucket);
     writer.Put<uint32_t>(entry.fingerprint);
   }
-  writer.PutBytes(table_.bytes().data(), table_.bytes().size());
+  writer.PutBytes(filter.table_.bytes().data(), filter.table_.bytes().size());
   writer.Put<uint64_t>(XXH3_64bits(out.data(), size - s::kChecksumBytes));
   return out;
 }
 
-inline std::optional<CuckooFilter> CuckooFilter::Deserialize(
-    const uint8_t* data, size_t size, std::string* error) {
+inline std::optional<CuckooFilter> DeserializeCuckooFilter(const uint8_t* data,
+                                                           size_t size,
+                                                           std::string* error) {
   namespace s = serialization;
   auto fail = [error](const std::string& why) {
     if (error != nullptr) *error = "cuckoo filter: " + why;
@@ -155,8 +158,8 @@ inline std::optional<CuckooFilter> CuckooFilter::Deserialize(
   filter.peak_stash_size_ = peak_stash_size;
   const uint8_t* cursor = data + s::kHeaderBytes;
   for (uint32_t i = 0; i < stash_size; ++i, cursor += s::kStashEntryBytes) {
-    StashEntry entry{byte_io::Load<uint32_t>(cursor),
-                     byte_io::Load<uint32_t>(cursor + 4)};
+    CuckooFilter::StashEntry entry{byte_io::Load<uint32_t>(cursor),
+                                   byte_io::Load<uint32_t>(cursor + 4)};
     if (entry.bucket >= num_buckets || entry.fingerprint == 0 ||
         entry.fingerprint > filter.hashing_.max_fingerprint()) {
       return fail("stash entry " + std::to_string(i) + " is out of range");

@@ -1,4 +1,4 @@
-// Fuzz target: CuckooFilter::Deserialize on arbitrary bytes. It either
+// Fuzz target: DeserializeCuckooFilter on arbitrary bytes. It either
 // rejects them with a reason or accepts a filter whose serialization gives
 // back exactly the same bytes, and that takes lookups and inserts; it never
 // reads outside the buffer. When the
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo/cuckoo_filter.h"
+#include "cuckoo/cuckoo_filter_serialization.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
   if (input_size < 1) return 0;
@@ -27,12 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
   const uint8_t* data = copy.get();
   std::string error;
   std::optional<cuckoo::CuckooFilter> filter =
-      cuckoo::CuckooFilter::Deserialize(copy.get(), size, &error);
+      cuckoo::DeserializeCuckooFilter(copy.get(), size, &error);
   if (!filter) {
     if (error.empty()) __builtin_trap();
     return 0;
   }
-  const std::vector<uint8_t> again = filter->Serialize();
+  const std::vector<uint8_t> again = SerializeCuckooFilter(*filter);
   if (again.size() != size || std::memcmp(again.data(), data, size) != 0) {
     __builtin_trap();
   }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo/cuckoo_filter.h"
+#include "cuckoo/cuckoo_filter_serialization.h"
 #include "cuckoo_filter_policy.h"
 #include "rocksdb/table.h"
 #include "table/block_based/filter_policy_internal.h"
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     options.max_kicks = 10;
     cuckoo::CuckooFilter filter(4, options);
     for (uint64_t i = 0; i < 40; ++i) filter.Insert(i * 0x9E3779B97F4A7C15ull);
-    const std::vector<uint8_t> bytes = filter.Serialize();
+    const std::vector<uint8_t> bytes = SerializeCuckooFilter(filter);
     const std::string name = "b" + std::to_string(layout.bucket_size) + "_f" +
                              std::to_string(layout.fingerprint_bits) +
                              (layout.semi_sorted ? "_semi" : "");
