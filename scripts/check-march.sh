@@ -10,9 +10,11 @@
 # usage: scripts/check-march.sh [BUILD_DIR_PREFIX]   (default: build-march)
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 prefix=${1:-$repo_root/build-march}
-rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)
+cuckoo_setup
+rocksdb_source=$cuckoo_rocksdb_source
 
 # The warning and code-generation flags RocksDB's CMake gives in-tree plugin
 # sources (Release, FAIL_ON_WARNINGS=ON), without -march.
@@ -27,9 +29,9 @@ sources=$(sed -n 's/^cuckoo_SOURCES = //p' "$repo_root/cuckoo.mk")
 for march in x86-64-v2 x86-64-v4; do
   build="$prefix-$march"
   echo "== -march=$march: the whole project" >&2
-  cmake -S "$repo_root" -B "$build" -DROCKSDB_SOURCE_DIR="$rocksdb_source" \
-    -DCMAKE_CXX_FLAGS="-march=$march" >/dev/null
-  cmake --build "$build" -j2 >/dev/null
+  mkdir -p "$build"
+  cuckoo_configure_and_build "$build" -DCMAKE_CXX_FLAGS="-march=$march" \
+    2>"$build/build.log" || { cat "$build/build.log" >&2; exit 1; }
   for level in -O2 -O3; do
     for source in $sources; do
       g++ "${rocksdb_flags[@]}" "$level" -march="$march" -I"$rocksdb_source" \

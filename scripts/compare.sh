@@ -10,12 +10,11 @@
 #   build/compare-fpr.png and build/compare-throughput.png
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 
-rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)
-cmake -S "$repo_root" -B "$build_dir" -DROCKSDB_SOURCE_DIR="$rocksdb_source" >&2
-cmake --build "$build_dir" -j2 --target filter_compare >&2
+cuckoo_configure_and_build "$build_dir" --targets filter_compare
 "$build_dir/bench/filter_compare" --csv="$build_dir/compare.csv" \
   --json="$build_dir/compare.json" "$@" | tee "$build_dir/compare.md"
 gnuplot -e "csv='$build_dir/compare.csv'; out='$build_dir/compare'" \

@@ -8,7 +8,8 @@
 #        scripts/fuzz.sh --seed-corpus           (rewrites tests/fuzz/corpus)
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build-fuzz}
 seconds=60
 seed_corpus=""
@@ -18,14 +19,12 @@ case "${1:-}" in
   *) seconds=$1 ;;
 esac
 
-rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)
-cmake -S "$repo_root" -B "$build_dir" -DCMAKE_CXX_COMPILER=clang++ \
+targets=(filter_block_reader filter_builder cuckoo_filter_ops deserialize)
+cuckoo_configure_and_build "$build_dir" -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUCKOO_BUILD_FUZZERS=ON \
   -DCUCKOO_BUILD_TESTS=OFF -DCUCKOO_BUILD_BENCH=OFF \
-  -DCUCKOO_SANITIZE=address,undefined -DROCKSDB_SOURCE_DIR="$rocksdb_source" >&2
-targets=(filter_block_reader filter_builder cuckoo_filter_ops deserialize)
-cmake --build "$build_dir" -j2 --target make_seed_corpus \
-  "${targets[@]/%/_fuzzer}" >&2
+  -DCUCKOO_SANITIZE=address,undefined \
+  --targets make_seed_corpus "${targets[@]/%/_fuzzer}"
 
 if [ -n "$seed_corpus" ]; then
   rm -rf "$repo_root/tests/fuzz/corpus"

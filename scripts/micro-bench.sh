@@ -8,19 +8,19 @@
 #   output: build/micro-bench[-release].json and .md
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 suffix=""
 library_path=""
+cuckoo_setup
 if [ "${1:-}" = "--release" ]; then
   shift
   suffix="-release"
   library_path=$("$repo_root/scripts/build-rocksdb.sh" --release)
 fi
 
-rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)
-cmake -S "$repo_root" -B "$build_dir" -DROCKSDB_SOURCE_DIR="$rocksdb_source" >&2
-cmake --build "$build_dir" -j2 --target filter_micro_bench >&2
+cuckoo_configure_and_build "$build_dir" --targets filter_micro_bench
 json="$build_dir/micro-bench$suffix.json"
 LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "$build_dir/bench/filter_micro_bench" --benchmark_out="$json" \

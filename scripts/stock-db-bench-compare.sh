@@ -11,10 +11,12 @@
 #   defaults: NUM=1000000 keys, READS=NUM; prints a Markdown table.
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 db_bench=db_bench
 library_path=""
+cuckoo_setup
 if [ "${1:-}" = "--release" ]; then
   shift
   library_path=$("$repo_root/scripts/build-rocksdb.sh" --release)
@@ -23,9 +25,7 @@ fi
 num=${1:-1000000}
 reads=${2:-$num}
 
-rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)
-cmake -S "$repo_root" -B "$build_dir" -DROCKSDB_SOURCE_DIR="$rocksdb_source" >&2
-cmake --build "$build_dir" -j2 --target rocksdb_cuckoo >&2
+cuckoo_configure_and_build "$build_dir" --targets rocksdb_cuckoo
 plugin="$build_dir/plugin/librocksdb_cuckoo.so"
 
 work=$(mktemp -d)
@@ -53,7 +53,7 @@ done
 echo "filling $num keys..." >&2
 run "$work/nullptr.ini" "$work/base" fillrandom --seed=1 >/dev/null
 
-ticker() { sed -n "s/^rocksdb\.bloom\.filter\.$1 COUNT : \([0-9]*\).*/\1/p" <<<"$2"; }
+ticker() { cuckoo_ticker "bloom.filter.$1" "$2"; }
 ops() { sed -n "s/^$1 *:.* \([0-9]*\) ops\/sec.*/\1/p" <<<"$2"; }
 
 echo "| filter | SST bits/key | readrandom ops/s | readmissing ops/s | multireadrandom ops/s | FPR readmissing |"

@@ -21,7 +21,8 @@
 #   BUILD_DIR   overrides the build folder.
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 cmake_args=()
 ctest_args=()
@@ -41,7 +42,7 @@ elif [ -n "${1:-}" ]; then
   exit 2
 fi
 
-rocksdb_source=$("$repo_root/scripts/setup.sh" "$repo_root/build" | tail -n 1)
+cuckoo_setup
 if [ -n "${with_tsan_rocksdb:-}" ]; then
   tsan_rocksdb=$("$repo_root/scripts/build-rocksdb.sh" --tsan)
   export LD_LIBRARY_PATH="$tsan_rocksdb${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -50,16 +51,14 @@ fi
 if [ -n "${other_rocksdb:-}" ]; then
   # The library, its source tree, and its tools first on the PATH.
   rocksdb_build=$("$repo_root/scripts/build-rocksdb.sh" "$other_rocksdb")
-  rocksdb_source=$(readlink -f "$rocksdb_build/source")
+  cmake_args+=(--rocksdb-source "$(readlink -f "$rocksdb_build/source")")
   version=$(basename "$(readlink -f "$rocksdb_build/librocksdb.so")")
   build_dir=${BUILD_DIR:-$repo_root/build-rocksdb-${version#librocksdb.so.}}
   cmake_args+=(-DROCKSDB_LIBRARY="$rocksdb_build/librocksdb.so")
   export PATH="$rocksdb_build:$PATH"
   export LD_LIBRARY_PATH="$rocksdb_build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
-cmake -S "$repo_root" -B "$build_dir" -DROCKSDB_SOURCE_DIR="$rocksdb_source" \
-  "${cmake_args[@]}"
-cmake --build "$build_dir" -j2
+cuckoo_configure_and_build "$build_dir" "${cmake_args[@]}"
 expected_library_dir=${tsan_rocksdb:-${rocksdb_build:-}}
 if [ -n "$expected_library_dir" ]; then
   # The tests must really run against the library asked for.

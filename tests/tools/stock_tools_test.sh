@@ -11,6 +11,7 @@
 #        stock_tools_test.sh --builtin TOOLS_DIR
 #   TOOLS_DIR holds db_bench, ldb and sst_dump; otherwise they come from PATH.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
 
 usage="usage: stock_tools_test.sh librocksdb_cuckoo.so | --builtin TOOLS_DIR"
 plugin=""
@@ -82,7 +83,7 @@ else
   fail "no fullfilter.rocksdb_cuckoo.Cuckoo block in the SST"
 fi
 
-ticker() { sed -n "s/^rocksdb\.bloom\.filter\.$1 COUNT : \([0-9]*\).*/\1/p" <<<"$output"; }
+ticker() { cuckoo_ticker "bloom.filter.$1" "$output"; }
 useful=$(ticker useful)
 positive=$(ticker full.positive)
 if [ "${useful:-0}" -gt $((num * 95 / 100)) ] && [ "${positive:-$num}" -lt $((num / 100)) ]; then
