@@ -1,15 +1,20 @@
 // Concurrency: reader threads doing Get, MultiGet and prefix iteration while
 // a writer keeps adding keys and flushing, and compactions rebuild the
 // filters of full and partitioned tables. Every key acknowledged before a
-// read started must be found. Run in the ThreadSanitizer build as well.
+// read started must be found, and many reads must overlap a running flush or
+// compaction (an EventListener tells), or the test has not tested that. Run
+// in the ThreadSanitizer build as well.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "db_test_util.h"
+#include "rocksdb/listener.h"
 #include "rocksdb/slice_transform.h"
 
 namespace rocksdb_cuckoo {
@@ -18,6 +23,41 @@ namespace {
 using testing::DbTest;
 using testing::Key;
 namespace rdb = ROCKSDB_NAMESPACE;
+
+// Counts the flushes and compactions that have begun and ended. A read
+// overlaps one when a job was running as it started, or one began before it
+// ended.
+class BackgroundJobTracker : public rdb::EventListener {
+ public:
+  void OnFlushBegin(rdb::DB*, const rdb::FlushJobInfo&) override { Begin(); }
+  void OnFlushCompleted(rdb::DB*, const rdb::FlushJobInfo&) override { End(); }
+  void OnCompactionBegin(rdb::DB*, const rdb::CompactionJobInfo&) override {
+    Begin();
+  }
+  void OnCompactionCompleted(rdb::DB*, const rdb::CompactionJobInfo&) override {
+    End();
+  }
+
+  struct Snapshot {
+    uint64_t begun;
+    uint64_t ended;
+  };
+  Snapshot Now() const {
+    // Read ended first: then begun >= ended holds for the pair.
+    const uint64_t ended = ended_.load(std::memory_order_acquire);
+    return Snapshot{begun_.load(std::memory_order_acquire), ended};
+  }
+  static bool Overlapped(const Snapshot& before, const Snapshot& after) {
+    return before.begun > before.ended || after.begun > before.begun;
+  }
+  uint64_t begun() const { return begun_.load(); }
+
+ private:
+  void Begin() { begun_.fetch_add(1, std::memory_order_acq_rel); }
+  void End() { ended_.fetch_add(1, std::memory_order_acq_rel); }
+  std::atomic<uint64_t> begun_{0};
+  std::atomic<uint64_t> ended_{0};
+};
 
 class StressTest : public DbTest, public ::testing::WithParamInterface<bool> {};
 
@@ -32,6 +72,8 @@ TEST_P(StressTest, ReadersNeverMissAcknowledgedKeysWhileFiltersAreRebuilt) {
   options.level0_file_num_compaction_trigger = 2;
   options.write_buffer_size = 256 << 10;
   options.prefix_extractor.reset(rdb::NewFixedPrefixTransform(6));
+  auto jobs = std::make_shared<BackgroundJobTracker>();
+  options.listeners.push_back(jobs);
   Open(options);
 
   constexpr uint64_t kKeys = 60000;
@@ -39,6 +81,7 @@ TEST_P(StressTest, ReadersNeverMissAcknowledgedKeysWhileFiltersAreRebuilt) {
   std::atomic<bool> done{false};
   std::atomic<uint64_t> misses{0};
   std::atomic<uint64_t> reads{0};
+  std::atomic<uint64_t> overlapping_reads{0};
 
   std::thread writer([&] {
     // Failures are recorded, and `done` is set in any case so that the
@@ -67,6 +110,7 @@ TEST_P(StressTest, ReadersNeverMissAcknowledgedKeysWhileFiltersAreRebuilt) {
       if (limit == 0) continue;
       state = state * 6364136223846793005ull + 1442695040888963407ull;
       const uint64_t i = (state >> 17) % limit;
+      const BackgroundJobTracker::Snapshot before = jobs->Now();
       switch (state % 3) {
         case 0:
           if (!db_->Get(rdb::ReadOptions(), Key(i), &value).ok()) ++misses;
@@ -91,6 +135,9 @@ TEST_P(StressTest, ReadersNeverMissAcknowledgedKeysWhileFiltersAreRebuilt) {
         }
       }
       ++reads;
+      if (BackgroundJobTracker::Overlapped(before, jobs->Now())) {
+        ++overlapping_reads;
+      }
     }
   };
   std::vector<std::thread> readers;
@@ -99,6 +146,14 @@ TEST_P(StressTest, ReadersNeverMissAcknowledgedKeysWhileFiltersAreRebuilt) {
   for (std::thread& t : readers) t.join();
   EXPECT_EQ(misses.load(), 0u) << "of " << reads.load() << " reads";
   EXPECT_GT(reads.load(), 1000u);
+  // 8 flushes and 3 manual compactions at least, plus automatic ones.
+  EXPECT_GE(jobs->begun(), 11u);
+  EXPECT_GE(overlapping_reads.load(), 100u)
+      << "of " << reads.load() << " reads, over " << jobs->begun()
+      << " flushes and compactions";
+  std::cout << "[ stress   ] " << reads.load() << " reads, "
+            << overlapping_reads.load() << " during one of " << jobs->begun()
+            << " flushes and compactions\n";
   std::string value;
   for (uint64_t i = 0; i < kKeys; ++i) {
     ASSERT_TRUE(db_->Get(rdb::ReadOptions(), Key(i), &value).ok()) << i;
