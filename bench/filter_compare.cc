@@ -1,25 +1,40 @@
-// The db_bench-style comparison (the README's main job): one DB is filled once,
-// copied per filter policy and fully compacted under that policy, so every
-// policy filters the same LSM shape; then the same read workloads run against
-// each copy, and a Markdown table reports throughput, latency, measured
-// false-positive rate, filter bits per key and construction time, with every
-// figure of a filter as a ratio to the built-in Bloom filter at the same
-// bits per key.
+// The db_bench-style comparison (the README's main job): no filter, RocksDB's
+// Bloom and Ribbon filters and the cuckoo filter, on one multi-level LSM of
+// the same verified shape per policy (compare/lsm_shape.h), in two regimes:
+//   memory  every block cached, so a false positive costs a cache hit;
+//   io      direct I/O and a block cache much smaller than the data, filters
+//           held by the table readers: a false positive costs a storage read.
+// The policies run round-robin in a shuffled order per workload and
+// repetition, after a warm-up pass, on the same keys, and each figure of a
+// filter is a paired ratio to the Bloom filter of the same budget, with an
+// interval (compare/paired_stats.h). An equal-FPR view gives each family's
+// bits per key for target rates (compare/equal_fpr.h).
+//
+// usage: filter_compare [--full] [flags]     (--help lists them)
+#include <fcntl.h>
 #include <gflags/gflags.h>
+#include <sys/statfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "compare/equal_fpr.h"
+#include "compare/keys.h"
+#include "compare/lsm_shape.h"
+#include "compare/report.h"
+#include "compare/workloads.h"
 #include "cuckoo_filter_policy.h"
+#include "rocksdb/cache.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
@@ -31,28 +46,45 @@
 #include "rocksdb/utilities/object_registry.h"
 #include "rocksdb_interfaces.h"
 
-DEFINE_uint64(num, 200000, "Number of keys in the DB");
-DEFINE_uint64(reads, 200000, "Lookups per workload and repetition");
+DEFINE_bool(full, false,
+            "The preset of bench/RESULTS.md: more keys, lookups and "
+            "repetitions (flags given explicitly still win)");
+DEFINE_uint64(num, 300000, "Keys in each DB");
 DEFINE_int32(value_size, 100, "Value size in bytes");
-DEFINE_int32(batch_size, 32, "Keys per MultiGet in multireadrandom");
-DEFINE_int32(repetitions, 3, "Repetitions of each workload (median reported)");
+DEFINE_int32(keys_per_prefix, 8, "Keys sharing each 8-byte prefix");
 DEFINE_string(bits_per_key, "10,16", "Comma-separated bits-per-key budgets");
 DEFINE_string(filters, "none,bloom,ribbon,cuckoo",
               "Comma-separated policies: none, bloom, ribbon, cuckoo");
+DEFINE_string(regimes, "memory,io", "Comma-separated regimes: memory, io");
+DEFINE_int32(repetitions, 5, "Measured repetitions (after one warm-up pass)");
+DEFINE_uint64(reads, 50000, "memory regime: lookups per workload run");
+DEFINE_uint64(io_reads, 3000,
+              "io regime: lookups per run of the workloads of stored keys");
+DEFINE_uint64(io_missing_reads, 30000,
+              "io regime: lookups per run of readmissing and "
+              "seekmissingprefix (mostly answered by the filter)");
+DEFINE_int32(batch_size, 32, "Keys per MultiGet in multireadrandom");
+DEFINE_int32(levels, 5, "Populated LSM levels, L0 included");
+DEFINE_double(fanout, 10, "Size ratio of adjacent levels");
+DEFINE_uint64(target_file_mb, 4, "SST size in MiB of data");
+DEFINE_uint64(io_cache_mb, 4, "io regime: block cache per DB, MiB");
+DEFINE_string(fpr_budgets, "6,7,8,9,10,11,12,13,14,15,16,17,18,19,20",
+              "Budgets of the equal-FPR grid");
+DEFINE_uint64(fpr_keys, 100000, "Keys per filter of the equal-FPR grid");
+DEFINE_uint64(fpr_probes, 2000000, "Absent keys probed per grid filter");
 DEFINE_string(db, "",
-              "Work folder, absent or empty; removed afterwards (default: a "
-              "fresh private folder under the temp directory)");
-DEFINE_uint64(seed, 1, "Seed of the fill and of the read key sequences");
-DEFINE_string(csv, "", "Also write the results as CSV to this file");
-DEFINE_string(json, "", "Also write the results as JSON to this file");
-DEFINE_int32(keys_per_prefix, 8,
-             "Keys sharing each 8-byte prefix (the prefix extractor of every "
-             "DB, so filters hold keys and prefixes, as with db_bench "
-             "-prefix_size)");
+              "Work folder, absent or empty (default: a fresh private folder "
+              "under the temp directory); removed afterwards unless --keep");
+DEFINE_bool(keep, false, "Keep the work folder and its DBs");
+DEFINE_uint64(seed, 1, "Seed of the LSM shape, the key sequences and orders");
+DEFINE_string(csv, "", "Also write one row per regime/workload/policy here");
+DEFINE_string(fpr_csv, "", "Also write the equal-FPR grid here");
+DEFINE_string(json, "", "Also write every repetition as JSON here");
 
 namespace {
 
 namespace rdb = ROCKSDB_NAMESPACE;
+namespace fc = filter_compare;
 using Clock = std::chrono::steady_clock;
 
 std::vector<std::string> Split(const std::string& text) {
@@ -64,6 +96,12 @@ std::vector<std::string> Split(const std::string& text) {
   return parts;
 }
 
+std::vector<int> SplitInts(const std::string& text) {
+  std::vector<int> values;
+  for (const std::string& part : Split(text)) values.push_back(std::stoi(part));
+  return values;
+}
+
 void Check(const rdb::Status& status, const std::string& what) {
   if (!status.ok()) {
     std::fprintf(stderr, "filter_compare: %s: %s\n", what.c_str(),
@@ -72,38 +110,20 @@ void Check(const rdb::Status& status, const std::string& what) {
   }
 }
 
-// Key i: an 8-digit prefix (even numbers only; odd prefixes are absent)
-// shared by keys_per_prefix keys, then an 8-digit suffix.
-constexpr size_t kPrefixBytes = 8;
-std::string Prefix(uint64_t prefix_number) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof(buffer), "%08llu",
-                static_cast<unsigned long long>(prefix_number));
-  return buffer;
-}
-std::string Key(uint64_t i) {
-  const uint64_t per_prefix = static_cast<uint64_t>(FLAGS_keys_per_prefix);
-  char buffer[24];
-  std::snprintf(buffer, sizeof(buffer), "%08llu",
-                static_cast<unsigned long long>(i % per_prefix));
-  return Prefix(2 * (i / per_prefix)) + buffer;
-}
-// Absent keys sort between present ones, as db_bench's readmissing does.
-std::string AbsentKey(uint64_t i) { return Key(i) + "x"; }
-// A prefix between two stored ones.
-std::string AbsentPrefix(uint64_t i) {
-  return Prefix(2 * (i / static_cast<uint64_t>(FLAGS_keys_per_prefix)) + 1);
+// A progress line on stderr, with the seconds since the start.
+void Progress(const std::string& text) {
+  static const auto start = Clock::now();
+  std::fprintf(stderr, "[%6.1f s] %s\n",
+               std::chrono::duration<double>(Clock::now() - start).count(),
+               text.c_str());
 }
 
-struct Policy {
-  std::string family;  // none, bloom, ribbon, cuckoo
-  int bits = 0;
-  std::string options_string;  // for filter_policy=
-  std::string expected_name;   // Name() of the policy, "" for none
-  std::string Label() const {
-    return family == "none" ? "none" : family + ":" + std::to_string(bits);
+// Sets a flag to the --full preset unless it was given on the command line.
+void Preset(const char* name, const char* value) {
+  if (gflags::GetCommandLineFlagInfoOrDie(name).is_default) {
+    gflags::SetCommandLineOption(name, value);
   }
-};
+}
 
 // A filter family as db_bench users know it, and how to ask RocksDB for it.
 struct PolicyFamily {
@@ -118,28 +138,24 @@ const PolicyFamily kPolicyFamilies[] = {
     {"cuckoo", "cuckoofilter:", "", "cuckoofilter"},
 };
 
-struct Measurement {
-  double ops_per_second = 0;
-  double p50_us = 0;
-  double p99_us = 0;
-  double false_positive_rate = -1;
-};
+enum class Regime { kBuild, kMemory, kIo };
 
-struct Row {
-  Policy policy;
-  double bits_per_key = 0;
-  double construction_seconds = 0;
-  uint64_t table_readers_memory = 0;
-  Measurement readrandom, readmissing, multireadrandom, seekprefix,
-      seekmissingprefix;
-};
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+fc::LsmShapeOptions ShapeOptions() {
+  fc::LsmShapeOptions shape;
+  shape.num_keys = FLAGS_num;
+  shape.value_size = FLAGS_value_size;
+  shape.levels = FLAGS_levels;
+  shape.fanout = FLAGS_fanout;
+  shape.target_file_bytes = FLAGS_target_file_mb << 20;
+  shape.seed = FLAGS_seed;
+  return shape;
 }
 
-rdb::Options MakeOptions(const Policy& policy,
+// The options of a policy's DB in a regime. The policy comes from an options
+// string parsed strictly, so an unknown policy stops the run instead of
+// silently leaving the DB without a filter.
+rdb::Options MakeOptions(const fc::PolicyRun& policy, Regime regime,
+                         bool direct_io,
                          std::shared_ptr<rdb::Statistics> statistics) {
   rdb::ConfigOptions strict;
   strict.ignore_unsupported_options = false;
@@ -149,13 +165,28 @@ rdb::Options MakeOptions(const Policy& policy,
             strict, rdb::BlockBasedTableOptions(),
             "filter_policy=" + policy.options_string, &table),
         "parsing filter_policy=" + policy.options_string);
+  // Filters and indexes live in the table readers (all opened at DB open),
+  // so storage reads are data blocks.
+  table.cache_index_and_filter_blocks = false;
+  if (regime == Regime::kIo) {
+    table.block_cache = rdb::NewLRUCache(FLAGS_io_cache_mb << 20);
+  } else {
+    const uint64_t data_bytes =
+        FLAGS_num * (static_cast<uint64_t>(FLAGS_value_size) + 64);
+    table.block_cache =
+        rdb::NewLRUCache(std::max<uint64_t>(64 << 20, 2 * data_bytes));
+  }
   rdb::Options options;
-  options.create_if_missing = true;
+  options.create_if_missing = regime == Regime::kBuild;
   options.statistics = std::move(statistics);
   options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
-  options.disable_auto_compactions = true;
-  options.prefix_extractor.reset(rdb::NewFixedPrefixTransform(kPrefixBytes));
+  options.prefix_extractor.reset(
+      rdb::NewFixedPrefixTransform(fc::kPrefixBytes));
+  options.max_open_files = -1;
   options.max_background_jobs = 2;
+  options.use_direct_reads = regime == Regime::kIo;
+  options.use_direct_io_for_flush_and_compaction = direct_io;
+  fc::ApplyShapeOptions(ShapeOptions(), &options);
   return options;
 }
 
@@ -166,31 +197,53 @@ std::unique_ptr<rdb::DB> OpenDb(const rdb::Options& options,
   return db;
 }
 
-void FillBaseDb(const std::string& path) {
-  Policy none{"none", 0, "nullptr", ""};
-  auto db = OpenDb(MakeOptions(none, nullptr), path);
-  std::vector<uint64_t> order(FLAGS_num);
-  for (uint64_t i = 0; i < FLAGS_num; ++i) order[i] = i;
-  std::mt19937_64 rng(FLAGS_seed);
-  std::shuffle(order.begin(), order.end(), rng);
-  const std::string value(static_cast<size_t>(FLAGS_value_size), 'v');
-  rdb::WriteOptions write;
-  write.disableWAL = true;
-  for (size_t begin = 0; begin < order.size(); begin += 1000) {
-    rdb::WriteBatch batch;
-    for (size_t i = begin; i < std::min(order.size(), begin + 1000); ++i) {
-      Check(batch.Put(Key(order[i]), value), "batch put");
+// Why the folder cannot serve the io regime, or "" if it can: it must be on
+// storage (not tmpfs or ramfs, which are memory, and since Linux 6.6 accept
+// O_DIRECT) and its file system must accept O_DIRECT.
+std::string StorageProblem(const std::string& folder) {
+  struct statfs fs {};
+  if (statfs(folder.c_str(), &fs) == 0) {
+    constexpr unsigned long kTmpfsMagic = 0x01021994;
+    constexpr unsigned long kRamfsMagic = 0x858458f6;
+    const auto type = static_cast<unsigned long>(fs.f_type);
+    if (type == kTmpfsMagic || type == kRamfsMagic) {
+      return folder + " is on " + (type == kTmpfsMagic ? "tmpfs" : "ramfs") +
+             ", which is memory: its reads are not storage reads";
     }
-    Check(db->Write(write, &batch), "write");
   }
-  Check(db->Flush(rdb::FlushOptions()), "flush");
-  Check(db->CompactRange(rdb::CompactRangeOptions(), nullptr, nullptr),
-        "compact");
+  const std::string probe = folder + "/.direct_io_probe";
+  const int fd = open(probe.c_str(), O_CREAT | O_WRONLY | O_DIRECT, 0600);
+  std::string problem;
+  if (fd < 0) {
+    problem = std::strerror(errno);
+  } else {
+    void* block = nullptr;
+    if (posix_memalign(&block, 4096, 4096) == 0) {
+      std::memset(block, 0, 4096);
+      if (write(fd, block, 4096) != 4096) problem = std::strerror(errno);
+      std::free(block);
+    }
+    close(fd);
+  }
+  unlink(probe.c_str());
+  return problem.empty() ? ""
+                         : "the file system of " + folder +
+                               " has no O_DIRECT (" + problem + ")";
+}
+
+uint64_t FolderBytes(const std::string& folder) {
+  uint64_t bytes = 0;
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(folder, error)) {
+    if (entry.is_regular_file(error)) bytes += entry.file_size(error);
+  }
+  return bytes;
 }
 
 // Verifies that every SST of the DB carries the intended filter: silently
 // running without a filter is the classic error of filter benchmarks.
-void CheckFilterInEffect(rdb::DB* db, const Policy& policy) {
+void CheckFilterInEffect(rdb::DB* db, const fc::PolicyRun& policy) {
   auto* table =
       db->GetOptions().table_factory->GetOptions<rdb::BlockBasedTableOptions>();
   const std::string in_effect =
@@ -217,67 +270,7 @@ void CheckFilterInEffect(rdb::DB* db, const Policy& policy) {
   }
 }
 
-double FalsePositiveRate(rdb::Statistics* statistics) {
-  const double useful = statistics->getTickerCount(rdb::BLOOM_FILTER_USEFUL);
-  const double positive =
-      statistics->getTickerCount(rdb::BLOOM_FILTER_FULL_POSITIVE);
-  const double true_positive =
-      statistics->getTickerCount(rdb::BLOOM_FILTER_FULL_TRUE_POSITIVE);
-  const double negatives = useful + positive - true_positive;
-  return negatives > 0 ? (positive - true_positive) / negatives : -1;
-}
-
-// Runs `operation(i)` for i in [0, count) and measures it.
-template <typename Operation>
-Measurement Time(uint64_t count, uint64_t ops_per_call, Operation operation) {
-  std::vector<double> latencies;
-  latencies.reserve(count);
-  const auto start = Clock::now();
-  for (uint64_t i = 0; i < count; ++i) {
-    const auto before = Clock::now();
-    operation(i);
-    latencies.push_back(
-        std::chrono::duration<double, std::micro>(Clock::now() - before)
-            .count() /
-        static_cast<double>(ops_per_call));
-  }
-  const double seconds =
-      std::chrono::duration<double>(Clock::now() - start).count();
-  std::sort(latencies.begin(), latencies.end());
-  Measurement m;
-  m.ops_per_second = static_cast<double>(count * ops_per_call) / seconds;
-  m.p50_us = latencies[latencies.size() / 2];
-  m.p99_us = latencies[latencies.size() * 99 / 100];
-  return m;
-}
-
-Measurement MedianOf(const std::vector<Measurement>& runs) {
-  std::vector<double> ops, p50, p99, fpr;
-  for (const Measurement& m : runs) {
-    ops.push_back(m.ops_per_second);
-    p50.push_back(m.p50_us);
-    p99.push_back(m.p99_us);
-    fpr.push_back(m.false_positive_rate);
-  }
-  return Measurement{Median(ops), Median(p50), Median(p99), Median(fpr)};
-}
-
-Row RunPolicy(const Policy& policy, const std::string& base,
-              const std::string& work) {
-  const std::string path = work + "/" + policy.Label();
-  std::filesystem::remove_all(path);
-  std::filesystem::copy(base, path);
-  auto statistics = rdb::CreateDBStatistics();
-  auto db = OpenDb(MakeOptions(policy, statistics), path);
-  Row row;
-  row.policy = policy;
-  rdb::CompactRangeOptions rewrite;
-  rewrite.bottommost_level_compaction = rdb::BottommostLevelCompaction::kForce;
-  const auto start = Clock::now();
-  Check(db->CompactRange(rewrite, nullptr, nullptr), "rewriting filters");
-  row.construction_seconds =
-      std::chrono::duration<double>(Clock::now() - start).count();
-  CheckFilterInEffect(db.get(), policy);
+double SstBitsPerKey(rdb::DB* db) {
   rdb::TablePropertiesCollection all;
   Check(db->GetPropertiesOfAllTables(&all), "table properties");
   uint64_t filter_bytes = 0, entries = 0;
@@ -285,234 +278,145 @@ Row RunPolicy(const Policy& policy, const std::string& base,
     filter_bytes += props->filter_size;
     entries += props->num_entries;
   }
-  row.bits_per_key = entries ? 8.0 * filter_bytes / entries : 0;
-  db->GetIntProperty("rocksdb.estimate-table-readers-mem",
-                     &row.table_readers_memory);
-
-  std::vector<Measurement> present, missing, multi, seek, seek_missing;
-  rdb::ReadOptions read;
-  std::string value;
-  for (int rep = 0; rep < FLAGS_repetitions; ++rep) {
-    std::mt19937_64 rng(FLAGS_seed + 1000 + static_cast<uint64_t>(rep));
-    std::vector<uint64_t> picks(FLAGS_reads);
-    for (uint64_t& pick : picks) pick = rng() % FLAGS_num;
-
-    statistics->Reset();
-    present.push_back(Time(FLAGS_reads, 1, [&](uint64_t i) {
-      if (!db->Get(read, Key(picks[i]), &value).ok()) {
-        std::fprintf(stderr, "filter_compare: %s lost key %s\n",
-                     policy.Label().c_str(), Key(picks[i]).c_str());
-        std::exit(1);
-      }
-    }));
-    statistics->Reset();
-    missing.push_back(Time(FLAGS_reads, 1, [&](uint64_t i) {
-      if (!db->Get(read, AbsentKey(picks[i]), &value).IsNotFound()) {
-        std::exit(1);
-      }
-    }));
-    missing.back().false_positive_rate = FalsePositiveRate(statistics.get());
-
-    // Half present, half absent keys, in batches.
-    const uint64_t batch = static_cast<uint64_t>(FLAGS_batch_size);
-    std::vector<std::string> keys(batch);
-    std::vector<rdb::Slice> slices(batch);
-    std::vector<rdb::PinnableSlice> values(batch);
-    std::vector<rdb::Status> statuses(batch);
-    statistics->Reset();
-    multi.push_back(Time(FLAGS_reads / batch, batch, [&](uint64_t call) {
-      for (uint64_t k = 0; k < batch; ++k) {
-        const uint64_t pick = picks[(call * batch + k) % picks.size()];
-        keys[k] = k % 2 ? AbsentKey(pick) : Key(pick);
-        slices[k] = keys[k];
-        values[k].Reset();
-      }
-      std::sort(slices.begin(), slices.end(),
-                [](const rdb::Slice& a, const rdb::Slice& b) {
-                  return a.compare(b) < 0;
-                });
-      db->MultiGet(read, db->DefaultColumnFamily(), batch, slices.data(),
-                   values.data(), statuses.data(), /*sorted_input=*/true);
-    }));
-    multi.back().false_positive_rate = FalsePositiveRate(statistics.get());
-
-    // Prefix seeks (iterators in prefix mode), present and absent prefixes.
-    rdb::ReadOptions prefix_read;
-    prefix_read.prefix_same_as_start = true;
-    std::unique_ptr<rdb::Iterator> it(db->NewIterator(prefix_read));
-    seek.push_back(Time(FLAGS_reads, 1, [&](uint64_t i) {
-      it->Seek(Key(picks[i]).substr(0, kPrefixBytes));
-      if (!it->Valid()) {
-        std::fprintf(stderr, "filter_compare: %s lost prefix of %s\n",
-                     policy.Label().c_str(), Key(picks[i]).c_str());
-        std::exit(1);
-      }
-    }));
-    statistics->Reset();
-    seek_missing.push_back(Time(FLAGS_reads, 1, [&](uint64_t i) {
-      it->Seek(AbsentPrefix(picks[i]));
-      if (it->Valid()) std::exit(1);
-    }));
-    const double checked =
-        statistics->getTickerCount(rdb::BLOOM_FILTER_PREFIX_CHECKED);
-    seek_missing.back().false_positive_rate =
-        checked > 0
-            ? 1.0 -
-                  statistics->getTickerCount(rdb::BLOOM_FILTER_PREFIX_USEFUL) /
-                      checked
-            : -1;
-  }
-  row.readrandom = MedianOf(present);
-  row.readmissing = MedianOf(missing);
-  row.multireadrandom = MedianOf(multi);
-  row.seekprefix = MedianOf(seek);
-  row.seekmissingprefix = MedianOf(seek_missing);
-  db.reset();
-  std::filesystem::remove_all(path);
-  return row;
+  return entries ? 8.0 * static_cast<double>(filter_bytes) /
+                       static_cast<double>(entries)
+                 : 0;
 }
 
-std::string Ratio(double value, double bloom) {
-  if (bloom <= 0 || value < 0) return "";
-  char text[32];
-  std::snprintf(text, sizeof(text), " (%.2fx)", value / bloom);
+// Ops of one run: the workloads of stored keys cost storage reads in the io
+// regime; the DB without a filter pays them for absent keys too, so it gets
+// a quarter of the stored-key count there (ratios are per 1000 lookups).
+uint64_t OpsFor(Regime regime, fc::Workload workload,
+                const fc::PolicyRun& policy) {
+  if (regime == Regime::kMemory) return FLAGS_reads;
+  if (policy.family == "none")
+    return std::max<uint64_t>(FLAGS_io_reads / 4, 32);
+  return fc::MostlyAbsent(workload) ? FLAGS_io_missing_reads : FLAGS_io_reads;
+}
+
+fc::RegimeResults RunRegime(Regime regime,
+                            const std::vector<fc::PolicyRun>& policies,
+                            const std::vector<std::string>& paths,
+                            const fc::KeyScheme& keys, bool direct_io) {
+  fc::RegimeResults results;
+  results.name = regime == Regime::kIo ? "io" : "memory";
+  results.workloads = fc::AllWorkloads();
+  results.samples.assign(policies.size(), std::vector<std::vector<fc::Sample>>(
+                                              results.workloads.size()));
+
+  std::vector<std::shared_ptr<rdb::Statistics>> statistics;
+  std::vector<std::unique_ptr<rdb::DB>> dbs;
+  for (size_t p = 0; p < policies.size(); ++p) {
+    statistics.push_back(rdb::CreateDBStatistics());
+    dbs.push_back(
+        OpenDb(MakeOptions(policies[p], regime, direct_io, statistics.back()),
+               paths[p]));
+  }
+  fc::EnablePerfCounters();
+  if (regime == Regime::kMemory) {
+    // Warm-up: one scan caches every data block.
+    Progress("[memory] warm-up: a full scan of each DB");
+    for (auto& db : dbs) {
+      rdb::ReadOptions scan;
+      scan.total_order_seek = true;
+      std::unique_ptr<rdb::Iterator> it(db->NewIterator(scan));
+      uint64_t count = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
+      Check(it->status(), "warm-up scan");
+      if (count != FLAGS_num) {
+        std::fprintf(stderr, "filter_compare: a DB holds %llu keys, not %llu\n",
+                     static_cast<unsigned long long>(count),
+                     static_cast<unsigned long long>(FLAGS_num));
+        std::exit(1);
+      }
+    }
+  }
+  std::mt19937_64 order_rng(FLAGS_seed * 7919 + static_cast<uint64_t>(regime));
+  for (int rep = -1; rep < FLAGS_repetitions; ++rep) {
+    const bool warm_up = rep < 0;
+    if (warm_up && regime == Regime::kMemory) continue;
+    for (size_t w = 0; w < results.workloads.size(); ++w) {
+      const fc::Workload workload = results.workloads[w];
+      Progress("[" + results.name + "] " +
+               (warm_up ? std::string("warm-up")
+                        : "repetition " + std::to_string(rep + 1) + "/" +
+                              std::to_string(FLAGS_repetitions)) +
+               ": " + fc::WorkloadName(workload));
+      std::vector<size_t> order(policies.size());
+      for (size_t p = 0; p < order.size(); ++p) order[p] = p;
+      std::shuffle(order.begin(), order.end(), order_rng);
+      for (size_t p : order) {
+        fc::WorkloadRun run;
+        run.workload = workload;
+        run.ops = OpsFor(regime, workload, policies[p]);
+        if (warm_up) run.ops = std::max<uint64_t>(run.ops / 4, 32);
+        run.num_keys = FLAGS_num;
+        run.key_seed =
+            FLAGS_seed * 1000003 + static_cast<uint64_t>(rep + 1) * 64 + w;
+        run.batch_size = FLAGS_batch_size;
+        fc::Sample sample =
+            fc::RunWorkload(dbs[p].get(), statistics[p].get(), keys, run,
+                            policies[p].Label() + " (" + results.name + ")");
+        if (!warm_up) results.samples[p][w].push_back(std::move(sample));
+      }
+    }
+  }
+  return results;
+}
+
+std::string SettingsJson() {
+  char text[512];
+  std::snprintf(
+      text, sizeof(text),
+      "{\"num\": %llu, \"value_size\": %d, \"levels\": %d, \"fanout\": %g, "
+      "\"repetitions\": %d, \"reads\": %llu, \"io_reads\": %llu, "
+      "\"io_missing_reads\": %llu, \"io_cache_mb\": %llu, \"batch_size\": %d, "
+      "\"rocksdb\": \"%s\"}",
+      static_cast<unsigned long long>(FLAGS_num), FLAGS_value_size,
+      FLAGS_levels, FLAGS_fanout, FLAGS_repetitions,
+      static_cast<unsigned long long>(FLAGS_reads),
+      static_cast<unsigned long long>(FLAGS_io_reads),
+      static_cast<unsigned long long>(FLAGS_io_missing_reads),
+      static_cast<unsigned long long>(FLAGS_io_cache_mb), FLAGS_batch_size,
+      rdb::GetRocksVersionAsString().c_str());
   return text;
-}
-
-// The Bloom row with the same budget as `row`, or null (for Bloom itself and
-// for "none").
-const Row* BloomRowFor(const std::vector<Row>& rows, const Row& row) {
-  if (row.policy.family == "bloom" || row.policy.family == "none") {
-    return nullptr;
-  }
-  for (const Row& other : rows) {
-    if (other.policy.family == "bloom" &&
-        other.policy.bits == row.policy.bits) {
-      return &other;
-    }
-  }
-  return nullptr;
-}
-
-void PrintTable(const std::vector<Row>& rows) {
-  std::printf(
-      "\n| filter | bits/key (SST) | FPR readmissing | readrandom ops/s | "
-      "readmissing ops/s | multireadrandom keys/s | seek prefix ops/s | "
-      "seek missing prefix ops/s | prefix FPR | readrandom p50/p99 us | "
-      "readmissing p50/p99 us | rewrite s |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (const Row& row : rows) {
-    const Row* bloom = BloomRowFor(rows, row);
-    // The formatted value, followed by its ratio to Bloom's where there is
-    // a Bloom row to compare with.
-    auto cell = [&](auto get, const char* format, double scale = 1.0) {
-      const double value = get(row);
-      if (value < 0) return std::string("n/a");
-      char text[48];
-      std::snprintf(text, sizeof(text), format, scale * value);
-      return text + (bloom ? Ratio(value, get(*bloom)) : std::string());
-    };
-    auto ops = [&](Measurement Row::*workload) {
-      return cell(
-          [workload](const Row& r) { return (r.*workload).ops_per_second; },
-          "%.0f");
-    };
-    auto fpr = [&](Measurement Row::*workload) {
-      return cell(
-          [workload](const Row& r) {
-            return (r.*workload).false_positive_rate;
-          },
-          "%.4f%%", 100.0);
-    };
-    std::printf(
-        "| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %.2f / %.2f | "
-        "%.2f / %.2f | %s |\n",
-        row.policy.Label().c_str(), row.bits_per_key,
-        fpr(&Row::readmissing).c_str(), ops(&Row::readrandom).c_str(),
-        ops(&Row::readmissing).c_str(), ops(&Row::multireadrandom).c_str(),
-        ops(&Row::seekprefix).c_str(), ops(&Row::seekmissingprefix).c_str(),
-        fpr(&Row::seekmissingprefix).c_str(), row.readrandom.p50_us,
-        row.readrandom.p99_us, row.readmissing.p50_us, row.readmissing.p99_us,
-        cell([](const Row& r) { return r.construction_seconds; }, "%.2f")
-            .c_str());
-  }
-}
-
-// The measured values of a row, by name, for the CSV and JSON files.
-std::vector<std::pair<std::string, double>> Fields(const Row& row) {
-  std::vector<std::pair<std::string, double>> fields = {
-      {"bits_per_key", row.bits_per_key},
-      {"rewrite_seconds", row.construction_seconds},
-      {"table_readers_mem", static_cast<double>(row.table_readers_memory)}};
-  const std::pair<const char*, const Measurement*> workloads[] = {
-      {"readrandom", &row.readrandom},
-      {"readmissing", &row.readmissing},
-      {"multireadrandom", &row.multireadrandom},
-      {"seekprefix", &row.seekprefix},
-      {"seekmissingprefix", &row.seekmissingprefix}};
-  for (const auto& [name, m] : workloads) {
-    const std::string prefix = name;
-    fields.emplace_back(prefix + "_ops", m->ops_per_second);
-    fields.emplace_back(prefix + "_p50_us", m->p50_us);
-    fields.emplace_back(prefix + "_p99_us", m->p99_us);
-    fields.emplace_back(prefix + "_fpr", m->false_positive_rate);
-  }
-  return fields;
-}
-
-void WriteCsv(const std::vector<Row>& rows, const std::string& file) {
-  std::ofstream out(file);
-  out << "filter,bits_budget";
-  for (const auto& [name, value] : Fields(rows.front())) out << ',' << name;
-  out << '\n';
-  for (const Row& row : rows) {
-    out << row.policy.family << ',' << row.policy.bits;
-    for (const auto& [name, value] : Fields(row)) out << ',' << value;
-    out << '\n';
-  }
-}
-
-void WriteJson(const std::vector<Row>& rows, const std::string& file) {
-  std::ofstream out(file);
-  out << "{\"num\": " << FLAGS_num << ", \"reads\": " << FLAGS_reads
-      << ", \"value_size\": " << FLAGS_value_size
-      << ", \"repetitions\": " << FLAGS_repetitions << ", \"rocksdb\": \""
-      << rdb::GetRocksVersionAsString() << "\", \"rows\": [";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    out << (i ? ",\n  " : "\n  ") << "{\"filter\": \"" << rows[i].policy.family
-        << "\", \"bits_budget\": " << rows[i].policy.bits;
-    for (const auto& [name, value] : Fields(rows[i])) {
-      out << ", \"" << name << "\": " << value;
-    }
-    out << "}";
-  }
-  out << "\n]}\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
-      "Compares RocksDB filter policies on one DB (see README)");
+      "Compares RocksDB filter policies on one multi-level LSM shape, in "
+      "memory and I/O-bound (see README)");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (FLAGS_full) {
+    Preset("num", "1000000");
+    Preset("reads", "100000");
+    Preset("io_reads", "6000");
+    Preset("io_missing_reads", "60000");
+    Preset("repetitions", "7");
+    Preset("fpr_keys", "200000");
+    Preset("fpr_probes", "10000000");
+  }
   rocksdb_cuckoo::cuckoo_filter_register(*rdb::ObjectLibrary::Default(),
                                          "cuckoo");
-  if (FLAGS_num == 0 || FLAGS_reads == 0 || FLAGS_repetitions < 1 ||
-      FLAGS_batch_size < 1 || FLAGS_batch_size > 32) {
+  if (FLAGS_num < 1000 || FLAGS_reads == 0 || FLAGS_io_reads == 0 ||
+      FLAGS_io_missing_reads == 0 || FLAGS_repetitions < 1 ||
+      FLAGS_batch_size < 1 || FLAGS_batch_size > 32 || FLAGS_levels < 2 ||
+      FLAGS_levels > 7 || FLAGS_fanout < 1 || FLAGS_target_file_mb == 0 ||
+      FLAGS_io_cache_mb == 0 || FLAGS_keys_per_prefix < 1) {
     std::fprintf(stderr,
-                 "filter_compare: need --num, --reads, --repetitions >= 1 "
-                 "and --batch_size in [1, 32]\n");
+                 "filter_compare: need --num >= 1000, positive lookup counts, "
+                 "--repetitions >= 1, --batch_size in [1, 32], --levels in "
+                 "[2, 7], --fanout >= 1, and positive sizes\n");
     return 2;
   }
 
-  std::vector<Policy> policies;
-  std::vector<int> budgets;
-  for (const std::string& bits : Split(FLAGS_bits_per_key)) {
-    budgets.push_back(std::stoi(bits));
-  }
+  std::vector<fc::PolicyRun> policies;
+  const std::vector<int> budgets = SplitInts(FLAGS_bits_per_key);
   for (const std::string& family : Split(FLAGS_filters)) {
     if (family == "none") {
-      policies.push_back({"none", 0, "nullptr", ""});
+      policies.push_back({"none", 0, "nullptr", "", 0, 0});
       continue;
     }
     const PolicyFamily* known = nullptr;
@@ -527,9 +431,23 @@ int main(int argc, char** argv) {
     for (int bits : budgets) {
       policies.push_back({family, bits,
                           known->id + std::to_string(bits) + known->id_suffix,
-                          known->name});
+                          known->name, 0, 0});
     }
   }
+  std::vector<Regime> regimes;
+  for (const std::string& name : Split(FLAGS_regimes)) {
+    if (name == "memory") {
+      regimes.push_back(Regime::kMemory);
+    } else if (name == "io") {
+      regimes.push_back(Regime::kIo);
+    } else {
+      std::fprintf(stderr, "filter_compare: unknown regime '%s'\n",
+                   name.c_str());
+      return 2;
+    }
+  }
+  const bool io_regime =
+      std::find(regimes.begin(), regimes.end(), Regime::kIo) != regimes.end();
 
   // Nothing of anyone else's is touched: the default folder is new and
   // private (mkdtemp), and --db must be absent or empty.
@@ -560,28 +478,115 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  const std::string base = work + "/base";
-  std::fprintf(stderr, "filling %llu keys of %d bytes...\n",
-               static_cast<unsigned long long>(FLAGS_num), FLAGS_value_size);
-  FillBaseDb(base);
-
-  std::vector<Row> rows;
-  for (size_t i = 0; i < policies.size(); ++i) {
-    std::fprintf(stderr, "[%zu/%zu] %s...\n", i + 1, policies.size(),
-                 policies[i].Label().c_str());
-    rows.push_back(RunPolicy(policies[i], base, work));
+  auto finish = [&](int code) {
+    if (FLAGS_keep) {
+      std::fprintf(stderr, "kept the work folder %s\n", work.c_str());
+    } else {
+      std::filesystem::remove_all(work, error);
+    }
+    return code;
+  };
+  if (io_regime) {
+    const std::string problem = StorageProblem(work);
+    if (!problem.empty()) {
+      std::fprintf(stderr,
+                   "filter_compare: the io regime reads storage with direct "
+                   "I/O, but %s. Name a folder on a disk with --db, or run "
+                   "--regimes=memory.\n",
+                   problem.c_str());
+      return finish(1);
+    }
   }
-  std::filesystem::remove_all(work);
+
+  const fc::KeyScheme keys(static_cast<uint64_t>(FLAGS_keys_per_prefix));
+  const fc::LsmShapeOptions shape_options = ShapeOptions();
+  std::vector<std::string> paths;
+  fc::LsmShape shape;
+  for (size_t p = 0; p < policies.size(); ++p) {
+    fc::PolicyRun& policy = policies[p];
+    Progress("[build " + std::to_string(p + 1) + "/" +
+             std::to_string(policies.size()) + "] " + policy.Label() + ": " +
+             std::to_string(FLAGS_num) + " keys into " +
+             std::to_string(FLAGS_levels) + " levels");
+    paths.push_back(work + "/" + policy.Label());
+    auto db = OpenDb(MakeOptions(policy, Regime::kBuild, io_regime, nullptr),
+                     paths.back());
+    const auto start = Clock::now();
+    Check(fc::BuildLsm(db.get(), keys, shape_options), "building the LSM");
+    policy.build_seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    CheckFilterInEffect(db.get(), policy);
+    policy.sst_bits_per_key = SstBitsPerKey(db.get());
+    const fc::LsmShape built = fc::DescribeLsm(db.get());
+    if (p == 0) {
+      shape = built;
+    } else if (const std::string difference = fc::ShapeDifference(shape, built);
+               !difference.empty()) {
+      std::fprintf(stderr, "filter_compare: %s's LSM differs from %s's: %s\n",
+                   policy.Label().c_str(), policies[0].Label().c_str(),
+                   difference.c_str());
+      return finish(1);
+    }
+  }
+  const uint64_t peak_disk_bytes = FolderBytes(work);
+
+  std::vector<fc::RegimeResults> results;
+  for (Regime regime : regimes) {
+    results.push_back(RunRegime(regime, policies, paths, keys, io_regime));
+  }
+
+  Progress("[equal FPR] measuring the grid " + FLAGS_fpr_budgets);
+  std::vector<fc::FprCurve> curves;
+  for (const PolicyFamily& family : kPolicyFamilies) {
+    curves.push_back(
+        {family.family,
+         fc::MeasureFprCurve(family.family, SplitInts(FLAGS_fpr_budgets),
+                             FLAGS_fpr_keys, FLAGS_fpr_probes)});
+  }
 
   std::printf(
-      "num=%llu reads=%llu value_size=%d batch=%d repetitions=%d (medians). "
-      "RocksDB %s; Debian's build has assertions on, so compare ratios.\n",
-      static_cast<unsigned long long>(FLAGS_num),
-      static_cast<unsigned long long>(FLAGS_reads), FLAGS_value_size,
-      FLAGS_batch_size, FLAGS_repetitions,
-      rdb::GetRocksVersionAsString().c_str());
-  PrintTable(rows);
-  if (!FLAGS_csv.empty()) WriteCsv(rows, FLAGS_csv);
-  if (!FLAGS_json.empty()) WriteJson(rows, FLAGS_json);
-  return 0;
+      "RocksDB %s. %llu keys of %d-byte values, the same LSM for every "
+      "policy; %d repetitions after a warm-up, policies round-robin in "
+      "shuffled order. Ratios: paired by repetition, median [min–max]. Peak "
+      "disk use %.0f MiB.\n\n",
+      rdb::GetRocksVersionAsString().c_str(),
+      static_cast<unsigned long long>(FLAGS_num), FLAGS_value_size,
+      FLAGS_repetitions, static_cast<double>(peak_disk_bytes) / (1 << 20));
+  std::printf("LSM shape (verified identical for all %zu policies):\n\n%s\n",
+              policies.size(), fc::FormatShape(shape).c_str());
+  std::printf("| filter | bits/key (SST) | build s |\n|---|---|---|\n");
+  for (const fc::PolicyRun& policy : policies) {
+    std::printf("| %s | %.2f | %.2f |\n", policy.Label().c_str(),
+                policy.sst_bits_per_key, policy.build_seconds);
+  }
+  for (const fc::RegimeResults& regime : results) {
+    if (regime.name == "memory") {
+      std::printf(
+          "\n### In memory: every block cached after a full scan; %llu "
+          "lookups per run\n\n",
+          static_cast<unsigned long long>(FLAGS_reads));
+    } else {
+      std::printf(
+          "\n### I/O-bound: direct reads, %llu MiB block cache per DB, "
+          "filters in the table readers; %llu lookups per run of stored "
+          "keys, %llu of absent ones (no filter: a quarter of the first)\n\n",
+          static_cast<unsigned long long>(FLAGS_io_cache_mb),
+          static_cast<unsigned long long>(FLAGS_io_reads),
+          static_cast<unsigned long long>(FLAGS_io_missing_reads));
+    }
+    std::printf("%s", fc::FormatRegime(policies, regime).c_str());
+  }
+  std::printf(
+      "\n### Equal FPR: bits per key each family needs (grid %s, %llu keys, "
+      "%llu probes per point, interpolated on log FPR)\n\n%s",
+      FLAGS_fpr_budgets.c_str(),
+      static_cast<unsigned long long>(FLAGS_fpr_keys),
+      static_cast<unsigned long long>(FLAGS_fpr_probes),
+      fc::FormatEqualFpr(curves, {0.01, 0.001}, FLAGS_num).c_str());
+  if (!FLAGS_csv.empty()) fc::WriteCsv(FLAGS_csv, policies, results);
+  if (!FLAGS_fpr_csv.empty()) fc::WriteFprCsv(FLAGS_fpr_csv, curves);
+  if (!FLAGS_json.empty()) {
+    fc::WriteJson(FLAGS_json, SettingsJson(), policies, results, curves);
+  }
+  return finish(0);
 }

@@ -24,6 +24,7 @@
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo_filter_policy.h"
+#include "filter_families.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/table.h"
 #include "table/block_based/filter_policy_internal.h"
@@ -32,30 +33,8 @@ namespace {
 
 namespace rdb = ROCKSDB_NAMESPACE;
 
-constexpr size_t kKeyBytes = 16;
+using KeySet = filter_bench::FixedKeys;
 constexpr int kFalsePositiveProbes = 1000000;
-
-// Fixed-size keys in one buffer: key i is its index in big-endian bytes
-// followed by a constant tag; absent keys use another tag.
-class KeySet {
- public:
-  KeySet(uint64_t count, char tag) : bytes_(count * kKeyBytes) {
-    for (uint64_t i = 0; i < count; ++i) {
-      char* key = bytes_.data() + i * kKeyBytes;
-      for (int b = 0; b < 8; ++b) {
-        key[b] = static_cast<char>(i >> (8 * (7 - b)));
-      }
-      std::memset(key + 8, tag, kKeyBytes - 8);
-    }
-  }
-  uint64_t size() const { return bytes_.size() / kKeyBytes; }
-  rdb::Slice operator[](uint64_t i) const {
-    return rdb::Slice(bytes_.data() + i * kKeyBytes, kKeyBytes);
-  }
-
- private:
-  std::vector<char> bytes_;
-};
 
 const KeySet& PresentKeys(uint64_t count) {
   static std::map<uint64_t, std::unique_ptr<KeySet>> cache;
@@ -67,19 +46,6 @@ const KeySet& PresentKeys(uint64_t count) {
 const KeySet& AbsentKeys() {
   static const KeySet keys(kFalsePositiveProbes, 'a');
   return keys;
-}
-
-std::shared_ptr<const rdb::FilterPolicy> MakePolicy(const std::string& family,
-                                                    int bits) {
-  if (family == "bloom") {
-    return std::shared_ptr<const rdb::FilterPolicy>(
-        rdb::NewBloomFilterPolicy(bits, false));
-  }
-  if (family == "ribbon") {
-    return std::shared_ptr<const rdb::FilterPolicy>(
-        rdb::NewRibbonFilterPolicy(bits, /*bloom_before_level=*/-1));
-  }
-  return std::make_shared<rocksdb_cuckoo::CuckooFilterPolicy>(bits);
 }
 
 struct BuiltFilter {
@@ -115,7 +81,7 @@ void AddAccuracyCounters(benchmark::State& state, const BuiltFilter& filter,
 
 void Construct(benchmark::State& state, std::string family, int bits,
                uint64_t n) {
-  const auto policy = MakePolicy(family, bits);
+  const auto policy = filter_bench::MakeFilterPolicy(family, bits);
   const KeySet& keys = PresentKeys(n);
   for (auto _ : state) {
     BuiltFilter filter = Build(*policy, keys);
@@ -127,7 +93,7 @@ void Construct(benchmark::State& state, std::string family, int bits,
 
 void LookupOne(benchmark::State& state, std::string family, int bits,
                uint64_t n, bool present) {
-  const auto policy = MakePolicy(family, bits);
+  const auto policy = filter_bench::MakeFilterPolicy(family, bits);
   const KeySet& keys = PresentKeys(n);
   const BuiltFilter filter = Build(*policy, keys);
   const KeySet& probes = present ? keys : AbsentKeys();
@@ -146,7 +112,7 @@ void LookupOne(benchmark::State& state, std::string family, int bits,
 
 void LookupBatch(benchmark::State& state, std::string family, int bits,
                  uint64_t n) {
-  const auto policy = MakePolicy(family, bits);
+  const auto policy = filter_bench::MakeFilterPolicy(family, bits);
   const BuiltFilter filter = Build(*policy, PresentKeys(n));
   const KeySet& probes = AbsentKeys();
   constexpr int kBatch = 32;

@@ -15,7 +15,8 @@ versions=("$@")
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
 
 cd "$repo_root"
-sources=(plugin/*.cc tests/plugin/*.cc tests/format/*.cc bench/*.cc tests/fuzz/*.cc)
+sources=(plugin/*.cc tests/plugin/*.cc tests/format/*.cc bench/*.cc bench/compare/*.cc
+  tests/bench/*.cc tests/fuzz/*.cc)
 for version in "${versions[@]}"; do
   tree=$("$repo_root/scripts/fetch-rocksdb-source.sh" "$cache/headers" "$version")
   standard=c++17
@@ -25,7 +26,7 @@ for version in "${versions[@]}"; do
   for source in "${sources[@]}"; do
     g++ -std="$standard" -fsyntax-only -Wall -Wextra -Werror -Wshadow \
       -Woverloaded-virtual -fno-rtti -I"$tree" -I"$tree/include" -Iinclude \
-      -Iplugin -Itests/plugin -Itests/format \
+      -Iplugin -Ibench -Itests/plugin -Itests/format \
       '-DCUCKOO_GOLDEN_DIR="tests/format/golden"' "$source"
   done
   echo "compiles against RocksDB $version ($standard): ${#sources[@]} sources"
