@@ -77,6 +77,7 @@ void AddAccuracyCounters(benchmark::State& state, const BuiltFilter& filter,
                                    static_cast<double>(filter.block.size()) /
                                    static_cast<double>(keys);
   state.counters["fpr"] = static_cast<double>(positives) / absent.size();
+  state.counters["false_positives"] = positives;
 }
 
 void Construct(benchmark::State& state, std::string family, int bits,

@@ -7,7 +7,17 @@
 # script checks from the persisted OPTIONS and sst_dump that the intended
 # filter is really there before reading.
 #
-# usage: scripts/stock-db-bench-compare.sh [--release] [NUM [READS]]
+# With --io the OPTIONS files also set the I/O-bound regime of
+# scripts/compare.sh: direct reads (and direct I/O for flush and
+# compaction), every table reader open with its filter and index
+# (max_open_files=-1), and a block cache of 4 MiB (db_bench's --cache_size),
+# much smaller than the data. The table then also gives the data blocks
+# read from storage per 1000 lookups (db_bench's statistics ticker
+# rocksdb.block.cache.data.miss), which is what a lower FPR saves. The DB
+# here is one fully compacted level; scripts/compare.sh measures a
+# multi-level LSM.
+#
+# usage: scripts/stock-db-bench-compare.sh [--release] [--io] [NUM [READS]]
 #   defaults: NUM=1000000 keys, READS=NUM; prints a Markdown table.
 set -euo pipefail
 
@@ -22,21 +32,29 @@ if [ "${1:-}" = "--release" ]; then
   library_path=$("$repo_root/scripts/build-rocksdb.sh" --release)
   db_bench="$library_path/db_bench"
 fi
+io=""
+if [ "${1:-}" = "--io" ]; then
+  shift
+  io=1
+fi
 num=${1:-1000000}
 reads=${2:-$num}
 
 cuckoo_configure_and_build "$build_dir" --targets rocksdb_cuckoo
 plugin="$build_dir/plugin/librocksdb_cuckoo.so"
 
-work=$(mktemp -d)
+# Under build, not /tmp: direct I/O needs a file system on storage.
+work=$(mktemp -d "$build_dir/stock-db-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+io_flags=()
+[ -n "$io" ] && io_flags=(--cache_size=$((4 << 20)))
 run() {  # options_file db benchmarks [flags...]
   local options=$1 db=$2 benchmarks=$3
   shift 3
   env LD_PRELOAD="$plugin" \
     LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     "$db_bench" --options_file="$options" --db="$db" --benchmarks="$benchmarks" \
-    --num="$num" --bloom_bits=0 --statistics "$@" 2>&1
+    --num="$num" --bloom_bits=0 --statistics "${io_flags[@]}" "$@" 2>&1
 }
 
 # OPTIONS files identical but for the filter line.
@@ -48,16 +66,39 @@ filters=(nullptr bloomfilter:10:false ribbonfilter:10:-1 cuckoofilter:10
 for filter in "${filters[@]}"; do
   sed "s/^\([[:space:]]*\)filter_policy=.*/\1filter_policy=$filter/" \
     "$work"/seed/OPTIONS-* >"$work/$filter.ini"
+  if [ -n "$io" ]; then
+    sed -i -e 's/^\([[:space:]]*\)use_direct_reads=.*/\1use_direct_reads=true/' \
+      -e 's/^\([[:space:]]*\)use_direct_io_for_flush_and_compaction=.*/\1use_direct_io_for_flush_and_compaction=true/' \
+      -e 's/^\([[:space:]]*\)max_open_files=.*/\1max_open_files=-1/' \
+      -e 's/^\([[:space:]]*\)cache_index_and_filter_blocks=.*/\1cache_index_and_filter_blocks=false/' \
+      "$work/$filter.ini"
+    for setting in use_direct_reads=true use_direct_io_for_flush_and_compaction=true \
+      max_open_files=-1 cache_index_and_filter_blocks=false; do
+      grep -c "^[[:space:]]*$setting\$" "$work/$filter.ini" >/dev/null ||
+        { echo "could not set $setting in the OPTIONS file" >&2; exit 1; }
+    done
+  fi
 done
 
 echo "filling $num keys..." >&2
 run "$work/nullptr.ini" "$work/base" fillrandom --seed=1 >/dev/null
 
 ticker() { cuckoo_ticker "bloom.filter.$1" "$2"; }
+# Data blocks read from storage per 1000 lookups of a run.
+reads_per_1000() {
+  local misses
+  misses=$(cuckoo_ticker block.cache.data.miss "$1")
+  awk -v m="${misses:-0}" -v n="$reads" 'BEGIN { printf "%.1f", 1000 * m / n }'
+}
 ops() { sed -n "s/^$1 *:.* \([0-9]*\) ops\/sec.*/\1/p" <<<"$2"; }
 
-echo "| filter | SST bits/key | readrandom ops/s | readmissing ops/s | multireadrandom ops/s | FPR readmissing |"
-echo "|---|---|---|---|---|---|"
+if [ -n "$io" ]; then
+  echo "| filter | SST bits/key | readrandom ops/s | readmissing ops/s | multireadrandom ops/s | FPR readmissing | storage reads /1000: readrandom | readmissing | multireadrandom |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+else
+  echo "| filter | SST bits/key | readrandom ops/s | readmissing ops/s | multireadrandom ops/s | FPR readmissing |"
+  echo "|---|---|---|---|---|---|"
+fi
 for filter in "${filters[@]}"; do
   echo "[$filter]..." >&2
   db="$work/db-$filter"
@@ -87,5 +128,9 @@ for filter in "${filters[@]}"; do
   if [ -n "$name" ] && [ $((useful + positive)) -gt 0 ]; then
     fpr=$(awk -v p="$positive" -v u="$useful" 'BEGIN { printf "%.4f%%", 100 * p / (u + p) }')
   fi
-  echo "| $filter | $bits | $(ops readrandom "$present") | $(ops readmissing "$missing") | $(ops multireadrandom "$multi") | $fpr |"
+  row="| $filter | $bits | $(ops readrandom "$present") | $(ops readmissing "$missing") | $(ops multireadrandom "$multi") | $fpr |"
+  if [ -n "$io" ]; then
+    row+=" $(reads_per_1000 "$present") | $(reads_per_1000 "$missing") | $(reads_per_1000 "$multi") |"
+  fi
+  echo "$row"
 done

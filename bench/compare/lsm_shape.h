@@ -4,7 +4,7 @@
 //
 // Why not let RocksDB compact by itself: background compactions finish at
 // different moments, so two DBs filled with the same keys end in different
-// shapes (1.6 and 2.3 filter checks per absent lookup were measured), and the
+// shapes, with different numbers of filter checks per absent lookup, and the
 // shape, not the filter, then decides the storage reads. Here automatic
 // compactions are off. Each key is assigned to one level by a hash of its
 // index, with level sizes growing by `fanout` from L1 down (L0 holds

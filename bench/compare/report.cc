@@ -19,7 +19,7 @@ std::string Format(const char* format, double value) {
   return text;
 }
 
-// "0.74× [0.70–0.79]", with "within noise" when the interval holds 1.0.
+// "median× [low–high]", with "within noise" when the range holds 1.0.
 std::string FormatRatio(const PairedRatio& ratio) {
   if (!ratio.valid) return "";
   std::string text = Format("%.2f×", ratio.median);

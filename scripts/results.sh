@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Regenerates bench/RESULTS.md from one full run of the project's benchmarks
+# on this machine: the DB comparison's --full preset (both regimes, the
+# equal-FPR view), the micro-benchmarks (5 interleaved repetitions), stock
+# db_bench in the I/O-bound regime, and a soak run. Every table in the file is
+# the verbatim output of a command it names, and the charts are copied next
+# to it (bench/results/). About 25 minutes on 2 cores; run it on a quiet
+# machine.
+#
+# usage: scripts/results.sh [OUTPUT]    (default: bench/RESULTS.md)
+set -euo pipefail
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
+build_dir=${BUILD_DIR:-$repo_root/build}
+output=${1:-$repo_root/bench/RESULTS.md}
+charts_dir=$(dirname "$output")/results
+cuckoo_setup
+cuckoo_configure_and_build "$build_dir" --targets filter_compare \
+  filter_micro_bench soak rocksdb_cuckoo
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+step() {  # name command...: runs a command, keeps its standard output
+  local name=$1
+  shift
+  echo "== $name: $*" >&2
+  local start=$SECONDS
+  "$@" >"$work/$name.md"
+  echo "$name: $((SECONDS - start)) s" >>"$work/durations"
+}
+
+step compare "$repo_root/scripts/compare.sh" --full
+step micro "$repo_root/scripts/micro-bench.sh"
+step stock "$repo_root/scripts/stock-db-bench-compare.sh" --io 500000 50000
+step soak "$build_dir/bench/soak" --total_keys=20000000 \
+  --keys_per_filter=10000000 --bits_per_key=10,16
+
+mkdir -p "$charts_dir"
+for chart in fpr storage-reads throughput-memory throughput-io; do
+  cp "$build_dir/compare-$chart.png" "$charts_dir/compare-$chart.png"
+done
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+memory=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+avx512=$(grep -c -m 1 avx512f /proc/cpuinfo || true)
+{
+  cat <<EOF
+# Results
+
+Written by \`scripts/results.sh\` on $(date -u +%Y-%m-%d), from one run of the commands below on one
+machine. Every figure of a filter is a ratio to the built-in Bloom filter measured in the same run; the
+machine is shared, so read the ratios and their intervals, not the absolute numbers.
+
+## The machine
+
+- $(nproc) CPUs: $cpu$([ "$avx512" -gt 0 ] && echo ", with AVX-512"); $memory of memory;
+  kernel $(uname -r); $(. /etc/os-release && echo "$PRETTY_NAME").
+- RocksDB: Debian's \`librocksdb-dev\` $(dpkg-query -W -f '${Version}' librocksdb-dev 2>/dev/null),
+  which is built without \`NDEBUG\` (its assertions run). The plugin and the benchmarks: \`Release\`,
+  $(g++ --version | head -n 1).
+- Durations of this run: $(paste -sd ';' "$work/durations" | sed 's/;/; /g').
+
+## Commands
+
+\`\`\`sh
+scripts/compare.sh --full
+scripts/micro-bench.sh
+scripts/stock-db-bench-compare.sh --io 500000 50000
+build/bench/soak --total_keys=20000000 --keys_per_filter=10000000 --bits_per_key=10,16
+\`\`\`
+
+## The DB comparison (\`scripts/compare.sh --full\`)
+
+How to read it: each policy has its own DB with the same LSM shape (verified), and both regimes read
+all of them round-robin, in a shuffled order per workload and repetition. "× Bloom" is the median of
+the ratios paired by repetition, with their range; with 7 repetitions the range covers the true median
+ratio with 98% probability. "within noise" marks a range that holds 1.0. Storage reads count the data
+blocks read from storage (direct I/O): in the I/O-bound regime they are what a false positive costs.
+
+![FPR against bits per key](results/compare-fpr.png)
+![storage reads per 1000 absent lookups](results/compare-storage-reads.png)
+![throughput in memory](results/compare-throughput-memory.png)
+![throughput, I/O-bound](results/compare-throughput-io.png)
+
+EOF
+  cat "$work/compare.md"
+  cat <<'EOF'
+
+## Micro-benchmarks (`scripts/micro-bench.sh`)
+
+The filters through RocksDB's FilterBitsBuilder/FilterBitsReader, without a DB. Times are nanoseconds
+per key.
+
+EOF
+  cat "$work/micro.md"
+  cat <<'EOF'
+
+## Stock db_bench, I/O-bound (`scripts/stock-db-bench-compare.sh --io 500000 50000`)
+
+Debian's db_bench with the plugin preloaded, one OPTIONS file per filter, direct reads and a 4 MiB block
+cache, on one fully compacted level. Single runs: its ops/s are noisier than the comparison's.
+
+EOF
+  cat "$work/stock.md"
+  cat <<'EOF'
+
+## Soak (`bench/soak`)
+
+Every added key probed (a false negative fails the run); absent keys measure the FPR.
+
+EOF
+  cat "$work/soak.md"
+} >"$output"
+echo "wrote $output and $charts_dir/" >&2
