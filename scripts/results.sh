@@ -4,7 +4,7 @@
 # equal-FPR view), the micro-benchmarks (5 interleaved repetitions), stock
 # db_bench in the I/O-bound regime, and a soak run. Every table in the file is
 # the verbatim output of a command it names, and the charts are copied next
-# to it (bench/results/). About 25 minutes on 2 cores; run it on a quiet
+# to it (bench/results/). About 20 minutes on 2 cores; run it on a quiet
 # machine.
 #
 # usage: scripts/results.sh [OUTPUT]    (default: bench/RESULTS.md)
