@@ -68,6 +68,44 @@ TEST(CuckooFilterTest, NoFalseNegativesInAnyLayoutWithManySeeds) {
   }
 }
 
+// Lookups compiled for a layout (plain 4-slot 8, 12, 16 bits) and the
+// lookups for any layout answer alike, single and batched, also for keys in
+// the stash: each must say "present" exactly when Count finds a copy.
+TEST(CuckooFilterTest, LookupsAgreeWithCountInEveryLayoutAlsoWithAStash) {
+  for (const BucketLayout& layout :
+       {BucketLayout{4, 8, false}, BucketLayout{4, 12, false},
+        BucketLayout{4, 16, false}, BucketLayout{4, 13, true},
+        BucketLayout{2, 16, false}, BucketLayout{8, 9, false}}) {
+    SCOPED_TRACE(std::to_string(layout.bucket_size) + " slots, " +
+                 std::to_string(layout.fingerprint_bits) + " bits" +
+                 (layout.semi_sorted ? ", semi-sorted" : ""));
+    CuckooFilterOptions options;
+    options.layout = layout;
+    options.max_kicks = 8;  // short walks: the stash fills
+    options.stash_capacity = 64;
+    CuckooFilter filter(64, options);
+    HashStream stream(layout.fingerprint_bits);
+    std::vector<uint64_t> probes;  // the stored keys first
+    for (uint64_t hash = stream.Next();
+         filter.Insert(hash) == InsertResult::kOk; hash = stream.Next()) {
+      probes.push_back(hash);
+    }
+    const size_t stored = probes.size();
+    EXPECT_GT(filter.Stats().stash_size, 0u);
+    for (int i = 0; i < 2000; ++i) probes.push_back(stream.Next());
+    std::unique_ptr<bool[]> batched(new bool[probes.size()]);
+    filter.ContainsBatch(probes.data(), probes.size(), batched.get());
+    for (size_t i = 0; i < probes.size(); ++i) {
+      const bool counted = filter.Count(probes[i]) > 0;
+      ASSERT_EQ(filter.Contains(probes[i]), counted) << i;
+      ASSERT_EQ(batched[i], counted) << i;
+      if (i < stored) {
+        ASSERT_TRUE(counted) << "stored key " << i;
+      }
+    }
+  }
+}
+
 TEST(CuckooFilterTest, FalsePositiveRateMatchesTheFormula) {
   struct Case {
     int b, f;

@@ -170,6 +170,102 @@ TEST(BucketTableTest, WritesReadBackAndLookupsAgreeWithAScanInEveryLayout) {
   }
 }
 
+// TryInsert, Replace and Swap (word-parallel for plain one-word buckets,
+// through the slot array otherwise) against a model of each bucket's slots.
+TEST(BucketTableTest, InPlaceUpdatesMatchASlotModelInEveryLayout) {
+  for (const BucketLayout& layout : AllLayouts()) {
+    SCOPED_TRACE(Describe(layout));
+    const uint32_t num_buckets = 6;
+    BucketTable table(layout, num_buckets);
+    const uint32_t max_fp = layout.fingerprint_bits == 32
+                                ? 0xFFFFFFFFu
+                                : (1u << layout.fingerprint_bits) - 1;
+    HashStream stream(layout.fingerprint_bits * 16 + layout.bucket_size);
+    auto read = [&](uint32_t bucket) {
+      std::vector<uint32_t> slots(layout.bucket_size);
+      table.view().ReadBucket(bucket, slots.data());
+      return slots;
+    };
+    auto sorted = [](std::vector<uint32_t> slots) {
+      std::sort(slots.begin(), slots.end());
+      return slots;
+    };
+    for (int step = 0; step < 600; ++step) {
+      const uint64_t r = stream.Next();
+      const uint32_t bucket = static_cast<uint32_t>(r % num_buckets);
+      const uint32_t fp = (r >> 40) % 3 == 0
+                              ? max_fp
+                              : static_cast<uint32_t>((r >> 8) % max_fp) + 1;
+      std::vector<uint32_t> before = read(bucket);
+      switch ((r >> 4) % 3) {
+        case 0: {  // insert: the lowest empty slot takes it
+          const auto empty = std::find(before.begin(), before.end(), 0u);
+          ASSERT_EQ(table.TryInsert(bucket, fp), empty != before.end());
+          if (empty != before.end()) *empty = fp;
+          break;
+        }
+        case 1: {  // replace or remove a stored fingerprint, or a missing one
+          const uint32_t from =
+              (r >> 50) % 4 == 0 ? fp : before[(r >> 20) % before.size()];
+          const uint32_t to = (r >> 30) % 2 ? 0 : fp;
+          const auto hit = std::find(before.begin(), before.end(), from);
+          ASSERT_EQ(table.Replace(bucket, from, to), hit != before.end());
+          if (hit != before.end()) *hit = to;
+          break;
+        }
+        default: {  // swap a slot
+          const int slot = static_cast<int>((r >> 20) % before.size());
+          ASSERT_EQ(table.Swap(bucket, slot, fp), before[slot]);
+          before[slot] = fp;
+        }
+      }
+      if (layout.semi_sorted) {
+        ASSERT_EQ(read(bucket), sorted(before)) << "step " << step;
+      } else {
+        ASSERT_EQ(read(bucket), before) << "step " << step;
+      }
+    }
+    // Nothing outside the buckets changed.
+    for (size_t i = TableDataBytes(layout, num_buckets);
+         i < table.bytes().size(); ++i) {
+      EXPECT_EQ(table.bytes()[i], 0) << "padding byte " << i;
+    }
+  }
+}
+
+// The compile-time layouts read what the run-time view reads.
+template <int kBucketSize, int kFingerprintBits>
+void ExpectFixedLayoutAgreesWithView() {
+  using Bucket = PlainWordBucket<kBucketSize, kFingerprintBits>;
+  const BucketLayout layout{kBucketSize, kFingerprintBits, false};
+  const uint32_t num_buckets = 50;
+  BucketTable table(layout, num_buckets);
+  HashStream stream(kFingerprintBits);
+  const uint32_t max_fp = static_cast<uint32_t>(bits::Mask(kFingerprintBits));
+  for (int i = 0; i < 150; ++i) {
+    const uint64_t r = stream.Next();
+    table.TryInsert(static_cast<uint32_t>(r % num_buckets),
+                    static_cast<uint32_t>((r >> 32) % max_fp) + 1);
+  }
+  for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
+    EXPECT_EQ(Bucket::Read(table.bytes().data(), bucket),
+              table.view().ReadWord(bucket));
+    for (int i = 0; i < 40; ++i) {
+      const uint32_t probe = static_cast<uint32_t>(stream.Next() % 40) + 1;
+      ASSERT_EQ(Bucket::Contains(table.bytes().data(), bucket, probe),
+                table.view().BucketContains(bucket, probe));
+    }
+  }
+}
+
+TEST(BucketTableTest, FixedLayoutsAgreeWithTheView) {
+  ExpectFixedLayoutAgreesWithView<4, 8>();
+  ExpectFixedLayoutAgreesWithView<4, 12>();
+  ExpectFixedLayoutAgreesWithView<4, 16>();
+  ExpectFixedLayoutAgreesWithView<2, 32>();
+  ExpectFixedLayoutAgreesWithView<8, 7>();
+}
+
 TEST(BucketTableTest, ViewReadsUnalignedMemoryItDoesNotOwn) {
   const BucketLayout layout{4, 13, true};
   BucketTable table(layout, 10);

@@ -127,6 +127,40 @@ inline uint64_t ZeroLanes(uint64_t word, uint64_t ones, uint64_t tops) {
 
 }  // namespace bits
 
+// A plain layout fixed at compile time, for the hot paths of the most used
+// layouts: the bucket width, lane constants and shifts become constants, so
+// a probe is one load, a shift, a mask and the zero-lane test. Same bits as
+// BucketTableView reads for BucketLayout{kBucketSize, kFingerprintBits}.
+template <int kBucketSize, int kFingerprintBits>
+struct PlainWordBucket {
+  static constexpr int kBits = kBucketSize * kFingerprintBits;
+  static_assert(kBits <= 57 || kBits == 64, "one 8-byte load per bucket");
+  static constexpr uint64_t kOnes = [] {
+    uint64_t ones = 0;
+    for (int slot = 0; slot < kBucketSize; ++slot) {
+      ones |= uint64_t{1} << (slot * kFingerprintBits);
+    }
+    return ones;
+  }();
+  static constexpr uint64_t kTops = kOnes << (kFingerprintBits - 1);
+
+  static bool Matches(const BucketLayout& layout) {
+    return !layout.semi_sorted && layout.bucket_size == kBucketSize &&
+           layout.fingerprint_bits == kFingerprintBits;
+  }
+  static uint64_t Read(const uint8_t* data, uint32_t bucket) {
+    const uint64_t position = uint64_t{bucket} * kBits;
+    const uint64_t word =
+        bits::LoadLittleEndian64(data + (position >> 3)) >> (position & 7);
+    return kBits == 64 ? word : word & bits::Mask(kBits);
+  }
+  static bool Contains(const uint8_t* data, uint32_t bucket,
+                       uint32_t fingerprint) {
+    return bits::ZeroLanes(Read(data, bucket) ^ (fingerprint * kOnes), kOnes,
+                           kTops) != 0;
+  }
+};
+
 // Read-only access to a packed table in memory the view does not own. The
 // memory must hold TableDataBytes(layout, num_buckets) + kTablePaddingBytes
 // bytes; it may be unaligned. Thread-safe for concurrent readers.
@@ -146,7 +180,7 @@ class BucketTableView {
     // bottom (ones) and at the top (tops) of every lane of a bucket read as
     // one word. Plain buckets have b lanes of f bits; semi-sorted buckets
     // have 4 nibble lanes (in the decoded code) and 4 lanes of f - 4 low bits.
-    if (bits_per_bucket_ <= 57 && !semi_sorted_) {
+    if (PlainBucketIsOneWord(layout)) {
       for (int slot = 0; slot < bucket_size_; ++slot) {
         lane_ones_ |= uint64_t{1} << (slot * fingerprint_bits_);
       }
@@ -171,6 +205,13 @@ class BucketTableView {
         nibble_lanes_to_low_tops_[mask] = spread;
       }
     }
+  }
+
+  // Plain buckets that one 8-byte load reads whole: up to 57 bits at any
+  // bit offset, or exactly 64 bits, which always start on a byte.
+  static bool PlainBucketIsOneWord(const BucketLayout& layout) {
+    return !layout.semi_sorted &&
+           (layout.BitsPerBucket() <= 57 || layout.BitsPerBucket() == 64);
   }
 
   BucketLayout layout() const {
@@ -224,13 +265,26 @@ class BucketTableView {
     });
   }
 
+  // For plain one-word buckets (lane_ones() != 0): the bucket as a word,
+  // slot s in bits [s f, (s + 1) f).
+  uint64_t ReadWord(uint32_t bucket) const {
+    if (bits_per_bucket_ == 64) {
+      return bits::LoadLittleEndian64(data_ + uint64_t{bucket} * 8);
+    }
+    return bits::Read(data_, static_cast<uint64_t>(bucket) * bits_per_bucket_,
+                      bits_per_bucket_);
+  }
+  // The word-parallel constants of plain one-word buckets; 0 otherwise.
+  uint64_t lane_ones() const { return lane_ones_; }
+  uint64_t lane_tops() const { return lane_tops_; }
+  int bits_per_bucket() const { return bits_per_bucket_; }
+
   // Whether any slot of the bucket holds `fingerprint` (nonzero).
   bool BucketContains(uint32_t bucket, uint32_t fingerprint) const {
     uint64_t position = static_cast<uint64_t>(bucket) * bits_per_bucket_;
     if (lane_ones_ != 0) {
       // Plain bucket in one word: XOR turns matching lanes into zero lanes.
-      const uint64_t word = bits::Read(data_, position, bits_per_bucket_) ^
-                            (fingerprint * lane_ones_);
+      const uint64_t word = ReadWord(bucket) ^ (fingerprint * lane_ones_);
       return bits::ZeroLanes(word, lane_ones_, lane_tops_) != 0;
     }
     if (semi_sorted_ && 4 * low_bits_ <= 57) {
@@ -364,6 +418,60 @@ class BucketTable {
 
   void Clear() { std::fill(bytes_.begin(), bytes_.end(), 0); }
 
+  // Puts `fingerprint` (nonzero) into the first empty slot of the bucket;
+  // false if the bucket is full. An empty slot holds 0, so this is Replace
+  // of 0.
+  bool TryInsert(uint32_t bucket, uint32_t fingerprint) {
+    return Replace(bucket, 0, fingerprint);
+  }
+
+  // Replaces the first slot holding `from` by `to` (0 removes it); false if
+  // no slot holds `from`. Plain one-word buckets do it word-parallel: XOR
+  // turns the lanes holding `from` into zero lanes, and the lowest is
+  // rewritten.
+  bool Replace(uint32_t bucket, uint32_t from, uint32_t to) {
+    const BucketTableView& view = view_;
+    if (view.lane_ones() != 0) {
+      const uint64_t word = view.ReadWord(bucket);
+      const uint64_t hits = bits::ZeroLanes(word ^ (from * view.lane_ones()),
+                                            view.lane_ones(), view.lane_tops());
+      if (hits == 0) return false;
+      const int shift = __builtin_ctzll(hits) + 1 - layout_.fingerprint_bits;
+      WriteWord(bucket, word ^ (uint64_t{from ^ to} << shift));
+      return true;
+    }
+    uint32_t slots[kMaxBucketSize] = {};
+    view.ReadBucket(bucket, slots);
+    for (int slot = 0; slot < layout_.bucket_size; ++slot) {
+      if (slots[slot] == from) {
+        slots[slot] = to;
+        WriteBucket(bucket, slots);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Puts `fingerprint` into slot `slot` and returns what was there. (In a
+  // semi-sorted bucket, slot k is the k-th smallest fingerprint.)
+  uint32_t Swap(uint32_t bucket, int slot, uint32_t fingerprint) {
+    const BucketTableView& view = view_;
+    if (view.lane_ones() != 0) {
+      const uint64_t word = view.ReadWord(bucket);
+      const int shift = slot * layout_.fingerprint_bits;
+      const uint32_t evicted = static_cast<uint32_t>(
+          (word >> shift) & bits::Mask(layout_.fingerprint_bits));
+      WriteWord(bucket, word ^ (uint64_t{evicted ^ fingerprint} << shift));
+      return evicted;
+    }
+    uint32_t slots[kMaxBucketSize] = {};
+    view.ReadBucket(bucket, slots);
+    const uint32_t evicted = slots[slot];
+    slots[slot] = fingerprint;
+    WriteBucket(bucket, slots);
+    return evicted;
+  }
+
   // Stores fingerprints in[0, bucket_size) (0 = empty) into the bucket.
   // Semi-sorted buckets are stored sorted, so slot order is not preserved.
   void WriteBucket(uint32_t bucket, const uint32_t* in) {
@@ -403,6 +511,16 @@ class BucketTable {
   }
 
  private:
+  void WriteWord(uint32_t bucket, uint64_t word) {
+    const int width = layout_.BitsPerBucket();
+    if (width == 64) {
+      bits::StoreLittleEndian64(bytes_.data() + uint64_t{bucket} * 8, word);
+    } else {
+      bits::Write(bytes_.data(), static_cast<uint64_t>(bucket) * width, width,
+                  word);
+    }
+  }
+
   // Ascending order of four values with five compare-exchanges.
   static void SortFour(uint32_t* v) {
     auto exchange = [v](int a, int b) {

@@ -81,6 +81,7 @@ class CuckooFilter {
         hashing_(static_cast<uint32_t>(ValidBucketCount(num_buckets)),
                  options.layout.fingerprint_bits),
         table_(options.layout, hashing_.num_buckets()),
+        lookups_(ChooseLookups(options.layout)),
         rng_state_(options.seed) {}
 
   const CuckooFilterOptions& options() const { return options_; }
@@ -97,28 +98,11 @@ class CuckooFilter {
     return KickOut(position.bucket, position.fingerprint);
   }
 
-  bool Contains(uint64_t hash) const {
-    const KeyPosition position = hashing_.Locate(hash);
-    return table_.view().Contains(position) ||
-           (!stash_.empty() && StashCount(position) > 0);
-  }
+  bool Contains(uint64_t hash) const { return lookups_->contains(*this, hash); }
 
   // Batched lookup: prefetches both buckets of every key before probing.
   void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
-    constexpr size_t kChunk = 32;
-    KeyPosition positions[kChunk];
-    const BucketTableView& view = table_.view();
-    for (size_t begin = 0; begin < count; begin += kChunk) {
-      const size_t n = std::min(kChunk, count - begin);
-      for (size_t i = 0; i < n; ++i) {
-        positions[i] = hashing_.Locate(hashes[begin + i]);
-        view.Prefetch(positions[i]);
-      }
-      for (size_t i = 0; i < n; ++i) {
-        out[begin + i] = view.Contains(positions[i]) ||
-                         (!stash_.empty() && StashCount(positions[i]) > 0);
-      }
-    }
+    lookups_->contains_batch(*this, hashes, count, out);
   }
 
   // Removes one copy. Returns false when no copy was found.
@@ -212,6 +196,84 @@ class CuckooFilter {
     uint32_t evicted;
   };
 
+  // Lookups: chosen once per filter, a version compiled for the layout
+  // where there is one (plain 4-slot buckets of 8, 12 or 16 bits), else the
+  // version for any layout. No branch in either depends on what the table
+  // holds: a branch on the probe's result would be mispredicted for a mix of
+  // stored and absent keys, and would keep the next lookup's loads from
+  // overlapping this one's.
+  struct LookupFunctions {
+    bool (*contains)(const CuckooFilter&, uint64_t);
+    void (*contains_batch)(const CuckooFilter&, const uint64_t*, size_t, bool*);
+  };
+
+  struct AnyLayoutProbe {
+    static bool InTable(const CuckooFilter& filter,
+                        const KeyPosition& position) {
+      return filter.table_.view().Contains(position);
+    }
+  };
+  template <typename Bucket>
+  struct FixedLayoutProbe {
+    static bool InTable(const CuckooFilter& filter,
+                        const KeyPosition& position) {
+      const uint8_t* data = filter.table_.bytes().data();
+      return Bucket::Contains(data, position.bucket, position.fingerprint) |
+             Bucket::Contains(data, position.alternate, position.fingerprint);
+    }
+  };
+
+  bool InStashOrTable(bool in_table, const KeyPosition& position) const {
+    return stash_.empty() ? in_table : (in_table | (StashCount(position) > 0));
+  }
+
+  template <typename Probe>
+  static bool ContainsWith(const CuckooFilter& filter, uint64_t hash) {
+    const KeyPosition position = filter.hashing_.Locate(hash);
+    return filter.InStashOrTable(Probe::InTable(filter, position), position);
+  }
+
+  // Prefetches both buckets of up to 32 keys before probing them.
+  template <typename Probe>
+  static void ContainsBatchWith(const CuckooFilter& filter,
+                                const uint64_t* hashes, size_t count,
+                                bool* out) {
+    constexpr size_t kChunk = 32;
+    KeyPosition positions[kChunk];
+    const BucketTableView& view = filter.table_.view();
+    for (size_t begin = 0; begin < count; begin += kChunk) {
+      const size_t n = std::min(kChunk, count - begin);
+      for (size_t i = 0; i < n; ++i) {
+        positions[i] = filter.hashing_.Locate(hashes[begin + i]);
+        view.Prefetch(positions[i]);
+      }
+      for (size_t i = 0; i < n; ++i) {
+        out[begin + i] = filter.InStashOrTable(
+            Probe::InTable(filter, positions[i]), positions[i]);
+      }
+    }
+  }
+
+  template <typename Probe>
+  static const LookupFunctions* LookupsWith() {
+    static constexpr LookupFunctions functions = {&ContainsWith<Probe>,
+                                                  &ContainsBatchWith<Probe>};
+    return &functions;
+  }
+
+  static const LookupFunctions* ChooseLookups(const BucketLayout& layout) {
+    if (PlainWordBucket<4, 8>::Matches(layout)) {
+      return LookupsWith<FixedLayoutProbe<PlainWordBucket<4, 8>>>();
+    }
+    if (PlainWordBucket<4, 12>::Matches(layout)) {
+      return LookupsWith<FixedLayoutProbe<PlainWordBucket<4, 12>>>();
+    }
+    if (PlainWordBucket<4, 16>::Matches(layout)) {
+      return LookupsWith<FixedLayoutProbe<PlainWordBucket<4, 16>>>();
+    }
+    return LookupsWith<AnyLayoutProbe>();
+  }
+
   static const CuckooFilterOptions& CheckedOptions(
       const CuckooFilterOptions& options) {
     std::string problem = options.layout.Validate();
@@ -241,20 +303,8 @@ class CuckooFilter {
     return z ^ (z >> 31);
   }
 
-  // The scratch buckets below are zero-initialized: the compiler cannot see
-  // that ReadBucket writes every slot these loops read (semi-sorting implies
-  // bucket_size 4), and warns of uninitialized reads at -O3 otherwise.
   bool TryAddToBucket(uint32_t bucket, uint32_t fingerprint) {
-    uint32_t slots[kMaxBucketSize] = {};
-    table_.view().ReadBucket(bucket, slots);
-    for (int slot = 0; slot < layout().bucket_size; ++slot) {
-      if (slots[slot] == 0) {
-        slots[slot] = fingerprint;
-        table_.WriteBucket(bucket, slots);
-        return true;
-      }
-    }
-    return false;
+    return table_.TryInsert(bucket, fingerprint);
   }
 
   bool TryRemoveFromBucket(uint32_t bucket, uint32_t fingerprint) {
@@ -263,16 +313,7 @@ class CuckooFilter {
 
   // Replaces one slot holding `from` by `to`; false if none holds `from`.
   bool ReplaceInBucket(uint32_t bucket, uint32_t from, uint32_t to) {
-    uint32_t slots[kMaxBucketSize] = {};
-    table_.view().ReadBucket(bucket, slots);
-    for (int slot = 0; slot < layout().bucket_size; ++slot) {
-      if (slots[slot] == from) {
-        slots[slot] = to;
-        table_.WriteBucket(bucket, slots);
-        return true;
-      }
-    }
-    return false;
+    return table_.Replace(bucket, from, to);
   }
 
   // Whether a stash entry is a copy of the key at `position`.
@@ -293,18 +334,14 @@ class CuckooFilter {
     steps.reserve(std::min<uint32_t>(options_.max_kicks, 64));
     uint32_t homeless = fingerprint;
     uint32_t current = bucket;
-    uint32_t slots[kMaxBucketSize] = {};
     for (uint32_t kick = 0; kick < options_.max_kicks; ++kick) {
       // Alternate the starting bucket between the two choices.
       if (kick == 0 && (NextRandom() & 1)) {
         current = hashing_.AltBucket(current, homeless);
       }
-      table_.view().ReadBucket(current, slots);
       const int victim = static_cast<int>(
           NextRandom() % static_cast<uint64_t>(layout().bucket_size));
-      const uint32_t evicted = slots[victim];
-      slots[victim] = homeless;
-      table_.WriteBucket(current, slots);
+      const uint32_t evicted = table_.Swap(current, victim, homeless);
       steps.push_back({current, homeless, evicted});
       ++total_kicks_;
       homeless = evicted;
@@ -347,6 +384,7 @@ class CuckooFilter {
   CuckooFilterOptions options_;
   CuckooHashing hashing_;
   BucketTable table_;
+  const LookupFunctions* lookups_;
   std::vector<StashEntry> stash_;
   uint64_t num_items_ = 0;
   uint64_t rng_state_;
