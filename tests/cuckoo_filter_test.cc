@@ -303,6 +303,102 @@ TEST(CuckooFilterTest, RejectsInvalidOptions) {
   EXPECT_NO_THROW(CuckooFilter(10, endless_walks));
 }
 
+TEST(CuckooFilterApiTest, InsertIfAbsentSkipsWhatTheFilterAlreadyMatches) {
+  CuckooFilter filter(1024, Options(4, 12, false));
+  HashStream stream(5);
+  const std::vector<uint64_t> stored = FillTo(&filter, 0.5, &stream);
+  for (uint64_t key : stored) {
+    ASSERT_EQ(filter.InsertIfAbsent(key), InsertResult::kMayExist);
+  }
+  EXPECT_EQ(filter.Size(), stored.size());
+  // Fresh keys: inserted, except the false positives, at about the rate
+  // of a lookup of absent keys (at most 2 b / 2^f = 0.2% here).
+  size_t skipped = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t key = stream.Next();
+    const bool matched = filter.Contains(key);
+    const InsertResult result = filter.InsertIfAbsent(key);
+    ASSERT_EQ(result, matched ? InsertResult::kMayExist : InsertResult::kOk);
+    skipped += matched;
+    ASSERT_TRUE(filter.Contains(key));
+  }
+  EXPECT_LT(skipped, 20u);
+  EXPECT_EQ(filter.Size(), stored.size() + 1000 - skipped);
+}
+
+TEST(CuckooFilterApiTest, BatchedInsertsGiveWhatOneByOneInsertsGive) {
+  HashStream stream(6);
+  std::vector<uint64_t> keys(3000);
+  for (uint64_t& key : keys) key = stream.Next();
+  keys[10] = keys[3];  // a duplicate, for the IfAbsent variant
+  for (bool if_absent : {false, true}) {
+    CuckooFilter one_by_one(256, Options(4, 10, false));
+    CuckooFilter batched(256, Options(4, 10, false));
+    std::vector<InsertResult> results(keys.size());
+    const size_t stored =
+        if_absent
+            ? batched.InsertManyIfAbsent(keys.data(), keys.size(),
+                                         results.data())
+            : batched.InsertMany(keys.data(), keys.size(), results.data());
+    size_t expected_stored = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const InsertResult expected = if_absent
+                                        ? one_by_one.InsertIfAbsent(keys[i])
+                                        : one_by_one.Insert(keys[i]);
+      ASSERT_EQ(results[i], expected) << i;
+      expected_stored += expected == InsertResult::kOk;
+    }
+    EXPECT_EQ(stored, expected_stored);
+    // 3000 keys in 1024 slots: the tail did not fit.
+    EXPECT_LT(stored, keys.size());
+    EXPECT_EQ(SerializeCuckooFilter(batched),
+              SerializeCuckooFilter(one_by_one));
+    if (if_absent) {
+      EXPECT_EQ(results[10], InsertResult::kMayExist);
+    }
+  }
+}
+
+TEST(CuckooFilterApiTest, MergeAddsEveryKeyOfTheOtherFilterOrNothing) {
+  for (const BucketLayout& layout :
+       {BucketLayout{4, 12, false}, BucketLayout{4, 13, true},
+        BucketLayout{2, 16, false}}) {
+    CuckooFilterOptions options;
+    options.layout = layout;
+    CuckooFilter a(512, options);
+    options.seed = 99;  // other options may differ
+    CuckooFilter b(512, options);
+    HashStream stream(layout.fingerprint_bits);
+    const std::vector<uint64_t> in_a = FillTo(&a, 0.3, &stream);
+    const std::vector<uint64_t> in_b = FillTo(&b, 0.3, &stream);
+    ASSERT_EQ(a.Merge(b), InsertResult::kOk);
+    EXPECT_EQ(a.Size(), in_a.size() + in_b.size());
+    for (uint64_t key : in_a) ASSERT_TRUE(a.Contains(key));
+    for (uint64_t key : in_b) {
+      ASSERT_TRUE(a.Contains(key));
+      ASSERT_GE(a.Count(key), b.Count(key));
+    }
+    // Erasing b's keys again leaves a's.
+    for (uint64_t key : in_b) ASSERT_TRUE(a.Erase(key));
+    EXPECT_EQ(a.Size(), in_a.size());
+    for (uint64_t key : in_a) ASSERT_TRUE(a.Contains(key));
+
+    // Too much to hold: nothing changes.
+    CuckooFilter full(512, options);
+    FillTo(&full, 0.9, &stream);
+    CuckooFilter other(512, options);
+    FillTo(&other, 0.5, &stream);
+    const std::vector<uint8_t> before = SerializeCuckooFilter(full);
+    EXPECT_EQ(full.Merge(other), InsertResult::kFull);
+    EXPECT_EQ(SerializeCuckooFilter(full), before);
+  }
+  CuckooFilter small(64, Options(4, 12, false));
+  EXPECT_THROW(small.Merge(CuckooFilter(128, Options(4, 12, false))),
+               std::invalid_argument);
+  EXPECT_THROW(small.Merge(CuckooFilter(64, Options(4, 13, false))),
+               std::invalid_argument);
+}
+
 TEST(CuckooFilterSerializationTest, RoundTripPreservesEverything) {
   for (bool semi_sorted : {false, true}) {
     CuckooFilterOptions options = Options(4, 13, semi_sorted);

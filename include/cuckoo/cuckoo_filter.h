@@ -55,7 +55,12 @@ struct CuckooFilterOptions {
   uint64_t seed = 0x5EEDC0C0u;
 };
 
-enum class InsertResult { kOk, kFull };
+enum class InsertResult {
+  kOk,        // stored
+  kFull,      // not stored: no room, even after the walk and in the stash;
+              // no stored key was lost
+  kMayExist,  // InsertIfAbsent: not stored, the filter already matches it
+};
 
 struct CuckooFilterStats {
   // bucket_occupancy[k] = number of buckets holding k fingerprints.
@@ -90,12 +95,64 @@ class CuckooFilter {
 
   InsertResult Insert(uint64_t hash) {
     const KeyPosition position = hashing_.Locate(hash);
-    if (TryAddToBucket(position.bucket, position.fingerprint) ||
-        TryAddToBucket(position.alternate, position.fingerprint)) {
-      ++num_items_;
-      return InsertResult::kOk;
+    return InsertFingerprint(position.bucket, position.alternate,
+                             position.fingerprint);
+  }
+
+  // Inserts unless the filter already answers "may contain" (RedisBloom's
+  // CF.ADDNX). The caveat is the false positive: a key never added whose
+  // fingerprint and bucket pair match a stored key's is not inserted, with
+  // the filter's false-positive probability. It still reads as present
+  // (the twin answers for it), but Count sees one copy fewer than Insert
+  // would have stored, and erasing the twin's key makes it read as absent.
+  InsertResult InsertIfAbsent(uint64_t hash) {
+    if (Contains(hash)) return InsertResult::kMayExist;
+    return Insert(hash);
+  }
+
+  // Insert (or InsertIfAbsent) of each of hashes[0, count), in order;
+  // results[i] (when results is not null) is that of hashes[i]. Returns
+  // the number stored. A kFull leaves the keys before it stored.
+  size_t InsertMany(const uint64_t* hashes, size_t count,
+                    InsertResult* results = nullptr) {
+    return InsertEach(hashes, count, results, &CuckooFilter::Insert);
+  }
+  size_t InsertManyIfAbsent(const uint64_t* hashes, size_t count,
+                            InsertResult* results = nullptr) {
+    return InsertEach(hashes, count, results, &CuckooFilter::InsertIfAbsent);
+  }
+
+  // Adds every fingerprint of `other`, a filter of the same layout and
+  // bucket count (its options may differ otherwise), as if its keys had
+  // been inserted here: with the same bucket count, a fingerprint stored in
+  // bucket i has the same bucket pair in both filters. All or nothing: on
+  // kFull this filter is unchanged. Throws std::invalid_argument for another
+  // geometry, whose fingerprints would mean other keys.
+  InsertResult Merge(const CuckooFilter& other) {
+    if (!(other.layout() == layout()) || other.NumBuckets() != NumBuckets()) {
+      throw std::invalid_argument(
+          "cuckoo filter: Merge needs the same layout and bucket count");
     }
-    return KickOut(position.bucket, position.fingerprint);
+    CuckooFilter merged = *this;
+    const BucketTableView& from = other.table_.view();
+    InsertResult result = InsertResult::kOk;
+    for (uint32_t bucket = 0;
+         bucket < NumBuckets() && result == InsertResult::kOk; ++bucket) {
+      from.ForEachSlot(bucket, [&](int, uint32_t fingerprint) {
+        if (fingerprint != 0 && result == InsertResult::kOk) {
+          result = merged.InsertFingerprint(
+              bucket, hashing_.AltBucket(bucket, fingerprint), fingerprint);
+        }
+      });
+    }
+    for (const StashEntry& entry : other.stash_) {
+      if (result != InsertResult::kOk) break;
+      result = merged.InsertFingerprint(
+          entry.bucket, hashing_.AltBucket(entry.bucket, entry.fingerprint),
+          entry.fingerprint);
+    }
+    if (result == InsertResult::kOk) *this = std::move(merged);
+    return result;
   }
 
   bool Contains(uint64_t hash) const { return lookups_->contains(*this, hash); }
@@ -301,6 +358,28 @@ class CuckooFilter {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
+  }
+
+  // Stores a fingerprint of bucket pair (bucket, alternate).
+  InsertResult InsertFingerprint(uint32_t bucket, uint32_t alternate,
+                                 uint32_t fingerprint) {
+    if (TryAddToBucket(bucket, fingerprint) ||
+        TryAddToBucket(alternate, fingerprint)) {
+      ++num_items_;
+      return InsertResult::kOk;
+    }
+    return KickOut(bucket, fingerprint);
+  }
+
+  size_t InsertEach(const uint64_t* hashes, size_t count, InsertResult* results,
+                    InsertResult (CuckooFilter::*insert)(uint64_t)) {
+    size_t stored = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const InsertResult result = (this->*insert)(hashes[i]);
+      stored += result == InsertResult::kOk;
+      if (results != nullptr) results[i] = result;
+    }
+    return stored;
   }
 
   bool TryAddToBucket(uint32_t bucket, uint32_t fingerprint) {

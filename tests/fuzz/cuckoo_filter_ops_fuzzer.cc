@@ -1,7 +1,9 @@
 // Fuzz target: the core CuckooFilter driven by an operation sequence and
 // checked against a multiset model. A key inserted more often than erased is
 // always contained; Count never falls below the model's count; an erase of a
-// key the model holds succeeds; a full insert changes nothing.
+// key the model holds succeeds; a full insert changes nothing. Operations:
+// Insert, InsertIfAbsent, Erase, and Merge of a second filter of the same
+// geometry that the sequence fills too.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -18,14 +20,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_kicks = 1 + data[1] % 64;
   options.stash_capacity = 1 + data[1] / 64;
   cuckoo::CuckooFilter filter(2 + data[0] / 8, options);
+  cuckoo::CuckooFilter other(filter.NumBuckets(), options);
   std::map<uint64_t, uint32_t> model;
+  std::map<uint64_t, uint32_t> other_model;
   for (size_t at = 2; at < size; ++at) {
     // Two bits of operation, six of key: a small universe, many collisions.
+    // The key's low bit picks a variant of operations 1 and 3.
     const uint64_t key = (data[at] & 0x3F) * 0x9E3779B97F4A7C15ull;
+    const bool variant = (data[at] & 1) != 0;
     switch (data[at] >> 6) {
       case 0:
-      case 1:
         if (filter.Insert(key) == cuckoo::InsertResult::kOk) ++model[key];
+        break;
+      case 1:
+        if (variant) {
+          const cuckoo::InsertResult result = filter.InsertIfAbsent(key);
+          if (result == cuckoo::InsertResult::kOk) ++model[key];
+          if (result == cuckoo::InsertResult::kMayExist &&
+              !filter.Contains(key)) {
+            __builtin_trap();
+          }
+        } else if (other.Insert(key) == cuckoo::InsertResult::kOk) {
+          ++other_model[key];
+        }
         break;
       case 2:
         if (model[key] > 0) {
@@ -34,6 +51,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         break;
       default:
+        if (variant) {
+          const uint64_t size_before = filter.Size();
+          if (filter.Merge(other) == cuckoo::InsertResult::kOk) {
+            for (const auto& [k, count] : other_model) model[k] += count;
+            other.Clear();
+            other_model.clear();
+          } else if (filter.Size() != size_before) {
+            __builtin_trap();
+          }
+        }
         break;
     }
     // The key just operated on, at every step (an insert may have moved any
