@@ -303,6 +303,18 @@ TEST(CuckooFilterTest, RejectsInvalidOptions) {
   EXPECT_NO_THROW(CuckooFilter(10, endless_walks));
 }
 
+// RedisBloom's RESERVE overflowed on huge sizes (#724) and took negative
+// capacities (#434): here a bucket count beyond 2^32 - 2, or a negative
+// number converted to it, is refused before anything is allocated.
+TEST(CuckooFilterTest, RejectsHugeAndNegativeSizesBeforeAllocating) {
+  EXPECT_THROW(CuckooFilter(uint64_t{1} << 40), std::length_error);
+  EXPECT_THROW(CuckooFilter(static_cast<uint64_t>(int64_t{-1})),
+               std::length_error);
+  EXPECT_THROW(CuckooFilter(kMaxNumBuckets + 1), std::length_error);
+  // The smallest size is two buckets.
+  EXPECT_EQ(CuckooFilter(0).NumBuckets(), 2u);
+}
+
 TEST(CuckooFilterApiTest, InsertIfAbsentSkipsWhatTheFilterAlreadyMatches) {
   CuckooFilter filter(1024, Options(4, 12, false));
   HashStream stream(5);

@@ -83,13 +83,14 @@ inline constexpr uint64_t kMaxNumBuckets = 0xFFFFFFFEull;
 
 // Rounds a bucket count up to the nearest valid one (even, at least 2).
 inline uint64_t ValidBucketCount(uint64_t wanted) {
-  uint64_t even = wanted < 2 ? 2 : wanted + (wanted & 1);
-  if (even > kMaxNumBuckets) {
+  // Checked before rounding up, which would wrap 2^64 - 1 around to 0. The
+  // maximum is even, so a count within it stays within it when rounded up.
+  if (wanted > kMaxNumBuckets) {
     throw std::length_error("cuckoo filter: " + std::to_string(wanted) +
                             " buckets exceed the maximum of " +
                             std::to_string(kMaxNumBuckets));
   }
-  return even;
+  return wanted < 2 ? 2 : wanted + (wanted & 1);
 }
 
 // Where a key lives: its fingerprint and its two candidate buckets.
