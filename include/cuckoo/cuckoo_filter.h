@@ -274,14 +274,19 @@ class CuckooFilter {
   struct FixedLayoutProbe {
     static bool InTable(const CuckooFilter& filter,
                         const KeyPosition& position) {
+      // Both buckets are always probed, without a branch between them, so
+      // that their loads overlap.
       const uint8_t* data = filter.table_.bytes().data();
-      return Bucket::Contains(data, position.bucket, position.fingerprint) |
-             Bucket::Contains(data, position.alternate, position.fingerprint);
+      const unsigned in_primary =
+          Bucket::Contains(data, position.bucket, position.fingerprint);
+      const unsigned in_alternate =
+          Bucket::Contains(data, position.alternate, position.fingerprint);
+      return (in_primary | in_alternate) != 0;
     }
   };
 
   bool InStashOrTable(bool in_table, const KeyPosition& position) const {
-    return stash_.empty() ? in_table : (in_table | (StashCount(position) > 0));
+    return stash_.empty() ? in_table : in_table || StashCount(position) > 0;
   }
 
   template <typename Probe>
