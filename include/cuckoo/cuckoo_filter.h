@@ -255,10 +255,10 @@ class CuckooFilter {
 
   // Lookups: chosen once per filter, a version compiled for the layout
   // where there is one (plain 4-slot buckets of 8, 12 or 16 bits), else the
-  // version for any layout. No branch in either depends on what the table
-  // holds: a branch on the probe's result would be mispredicted for a mix of
-  // stored and absent keys, and would keep the next lookup's loads from
-  // overlapping this one's.
+  // version for any layout. While the stash is empty (almost always), no
+  // branch depends on what the table holds: a branch on the probe's result
+  // would be mispredicted for a mix of stored and absent keys, and would
+  // keep the next lookup's loads from overlapping this one's.
   struct LookupFunctions {
     bool (*contains)(const CuckooFilter&, uint64_t);
     void (*contains_batch)(const CuckooFilter&, const uint64_t*, size_t, bool*);
