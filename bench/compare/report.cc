@@ -48,8 +48,8 @@ std::vector<double> AllLatencies(const std::vector<Sample>& samples) {
   return all;
 }
 
-// The measured FPR of all repetitions together, -1 if none.
-double PooledFpr(const std::vector<Sample>& samples) {
+// The median of the repetitions' measured FPRs, -1 if none was measured.
+double MedianFpr(const std::vector<Sample>& samples) {
   std::vector<double> rates;
   for (const Sample& sample : samples) {
     if (sample.false_positive_rate >= 0) {
@@ -86,7 +86,7 @@ Summary Summarize(const std::vector<PolicyRun>& policies,
   summary.reads = Median(PerRepetition(samples, kReads));
   summary.kib = Median(PerRepetition(samples, kKib));
   summary.checks = Median(PerRepetition(samples, kChecks));
-  summary.fpr = PooledFpr(samples);
+  summary.fpr = MedianFpr(samples);
   const int bloom = BloomIndexFor(policies, p);
   if (bloom >= 0) {
     const std::vector<Sample>& base =
