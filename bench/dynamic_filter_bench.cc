@@ -13,10 +13,23 @@
 // Layouts: plain 4-slot buckets of 8, 12 and 16-bit fingerprints, and
 // semi-sorted 4-slot buckets of 13-bit fingerprints.
 //
+// Growth (plain 12-bit, expansion 2, at most 6 growths, 85% load):
+//   growth/lookup/<filter>/positive:<p>  Contains in a filter that grew 6
+//                                  times from 2^12 buckets ("grown6"), and in
+//                                  one made with its final 2^18 buckets
+//                                  ("right_sized"), holding the same keys
+//   growth/fpr/k:<k>               one pass, no timing: the FPR measured
+//                                  after k growths (counter fpr) against the
+//                                  bound of cuckoo_filter.h (fpr_bound), and
+//                                  the rate k + 1 chained sub-filters with
+//                                  the same fingerprints would add up to
+//                                  (chained_fpr, RedisBloom's design)
+//
 // usage: dynamic_filter_bench [google benchmark flags]
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -160,6 +173,107 @@ void Erase(benchmark::State& state, int fingerprint_bits, bool semi_sorted) {
                           static_cast<int64_t>(erased_per_iteration));
 }
 
+constexpr int kGrowthFingerprintBits = 12;
+constexpr uint32_t kMaxGrowths = 6;
+constexpr double kGrowthLoad = 0.85;
+
+cuckoo::CuckooFilterOptions GrowingOptions() {
+  cuckoo::CuckooFilterOptions options = Options(kGrowthFingerprintBits, false);
+  options.expansion = 2;
+  options.max_growths = kMaxGrowths;
+  return options;
+}
+
+// Inserts stored keys until the filter holds `load` of its slots.
+bool FillTo(cuckoo::CuckooFilter& filter, double load, size_t* next_key) {
+  const std::vector<uint64_t>& hashes = KeyHashes();
+  const uint64_t target = static_cast<uint64_t>(load * filter.Capacity());
+  while (filter.Size() < target) {
+    if (filter.Insert(hashes[(*next_key)++]) != cuckoo::InsertResult::kOk) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void GrowthLookup(benchmark::State& state, bool grown, int positive_percent) {
+  cuckoo::CuckooFilter filter =
+      grown ? cuckoo::CuckooFilter(kBuckets >> kMaxGrowths, GrowingOptions())
+            : cuckoo::CuckooFilter(kBuckets,
+                                   Options(kGrowthFingerprintBits, false));
+  size_t next_key = 0;
+  const uint64_t keys =
+      static_cast<uint64_t>(kGrowthLoad * double{kBuckets} * 4);
+  const std::vector<uint64_t>& hashes = KeyHashes();
+  for (; next_key < keys; ++next_key) {
+    if (filter.Insert(hashes[next_key]) != cuckoo::InsertResult::kOk) {
+      state.SkipWithError("filter full");
+      return;
+    }
+  }
+  if (filter.NumBuckets() != kBuckets) {
+    state.SkipWithError("the grown filter did not reach 2^18 buckets");
+    return;
+  }
+  std::vector<uint64_t> mix(keys);
+  for (size_t i = 0; i < mix.size(); ++i) {
+    const bool positive = static_cast<int>(i % 100) < positive_percent;
+    mix[i] = positive ? hashes[i] : hashes[StoredCount() + i];
+  }
+  uint64_t matches = 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    if (i == mix.size()) i = 0;
+    matches += filter.Contains(mix[i++]);
+  }
+  benchmark::DoNotOptimize(matches);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.counters["growths"] = filter.Growths();
+  state.counters["bits_per_item"] = filter.BitsPerKey();
+}
+
+void GrowthFpr(benchmark::State& state, uint32_t growths) {
+  for (auto _ : state) {
+    cuckoo::CuckooFilter filter(kBuckets >> kMaxGrowths, GrowingOptions());
+    size_t next_key = 0;
+    for (uint32_t k = 0; k < growths; ++k) {
+      if (!FillTo(filter, kGrowthLoad, &next_key) || !filter.Grow()) {
+        state.SkipWithError("could not grow");
+        return;
+      }
+    }
+    if (!FillTo(filter, kGrowthLoad, &next_key)) {
+      state.SkipWithError("filter full");
+      return;
+    }
+    const std::vector<uint64_t>& hashes = KeyHashes();
+    uint64_t false_positives = 0;
+    uint64_t probes = 0;
+    // Absent keys: the second half of KeyHashes, then fresh random keys up
+    // to 8 million probes.
+    for (size_t i = StoredCount(); i < hashes.size(); ++i, ++probes) {
+      false_positives += filter.Contains(hashes[i]);
+    }
+    std::mt19937_64 rng(growths + 7);
+    for (; probes < 8000000; ++probes) {
+      const uint64_t key = rng();
+      false_positives += filter.Contains(cuckoo::HashKey(&key, sizeof(key)));
+    }
+    const double alpha = filter.LoadFactor();
+    const double per_table =
+        2.0 * 4 * alpha / (std::pow(2.0, kGrowthFingerprintBits) - 1);
+    state.counters["growths"] = filter.Growths();
+    state.counters["load"] = alpha;
+    state.counters["false_positives"] = static_cast<double>(false_positives);
+    state.counters["fpr"] =
+        static_cast<double>(false_positives) / static_cast<double>(probes);
+    state.counters["fpr_bound"] =
+        per_table / std::pow(2.0, kMaxGrowths - growths);
+    state.counters["chained_fpr"] = per_table * (growths + 1);
+    state.counters["bits_per_item"] = filter.BitsPerKey();
+  }
+}
+
 void RegisterAll() {
   struct Layout {
     int fingerprint_bits;
@@ -193,6 +307,21 @@ void RegisterAll() {
     }
     benchmark::RegisterBenchmark(("erase/" + name).c_str(), Erase,
                                  layout.fingerprint_bits, layout.semi_sorted)
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (bool grown : {true, false}) {
+    for (int positive : {0, 50, 100}) {
+      benchmark::RegisterBenchmark(
+          (std::string("growth/lookup/") + (grown ? "grown6" : "right_sized") +
+           "/positive:" + std::to_string(positive))
+              .c_str(),
+          GrowthLookup, grown, positive);
+    }
+  }
+  for (uint32_t k = 0; k <= kMaxGrowths; ++k) {
+    benchmark::RegisterBenchmark(("growth/fpr/k:" + std::to_string(k)).c_str(),
+                                 GrowthFpr, k)
+        ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
   }
 }

@@ -491,8 +491,8 @@ TEST(CuckooFilterSerializationTest, RejectsWellSealedButInconsistentContents) {
     EXPECT_NE(error.find(what), std::string::npos) << error;
   };
   std::vector<uint8_t> bad = good;
-  bad[4] = 2;  // format version 2
-  expect_rejected(bad, "unsupported format version 2");
+  bad[4] = 3;  // format version 3
+  expect_rejected(bad, "unsupported format version 3");
   bad = good;
   bad[7] = 40;  // fingerprint bits
   expect_rejected(bad, "fingerprint width");
@@ -504,8 +504,8 @@ TEST(CuckooFilterSerializationTest, RejectsWellSealedButInconsistentContents) {
   expect_rejected(bad, "even");
   bad = good;
   // Set a semi-sort code to 4095 in bucket 0 (first 12 bits of the table).
-  bad[72] = 0xFF;
-  bad[73] |= 0x0F;
+  bad[80] = 0xFF;
+  bad[81] |= 0x0F;
   expect_rejected(bad, "semi-sort code");
   bad = good;
   bad[bad.size() - 9] = 1;  // last padding byte

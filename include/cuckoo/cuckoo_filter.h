@@ -1,7 +1,8 @@
 // The dynamic cuckoo filter: an approximate multiset of 64-bit key hashes with
 // insert, lookup, delete and count, a bounded kick-out walk, a victim stash,
-// statistics, and a checksummed serialization (cuckoo_filter_serialization.h).
-// Not thread-safe; see concurrent_cuckoo_filter.h for a locked wrapper.
+// growth in place, statistics, and a checksummed serialization, whole or in
+// chunks (cuckoo_filter_serialization.h). Not thread-safe; see
+// concurrent_cuckoo_filter.h for the thread-safe filter.
 //
 // Insertion and the stash
 // -----------------------
@@ -24,9 +25,49 @@
 // fingerprints and bucket pairs coincide are indistinguishable: that is the
 // false-positive event, and Erase of a key that was never inserted may remove
 // such a twin. Only erase keys that were inserted.
+//
+// Growth
+// ------
+// A filter created with an expansion of 2^e grows when an insert would
+// otherwise fail: the table becomes 2^e times larger, and the insert is
+// retried. The keys are gone, so growth must work from what the slots hold.
+// Two designs are known:
+//
+//   * Chaining (RedisBloom, scalable Bloom filters): add a new, larger
+//     sub-filter; lookups probe every sub-filter. After k growths an absent
+//     key costs k + 1 probes, and the false-positive rates add up: k + 1
+//     times one filter's with equal fingerprints, or a geometric series when
+//     each sub-filter's fingerprints are longer, paid for in memory.
+//   * Doubling in place (Taffy cuckoo filters, InfiniFilter): every key keeps
+//     its two buckets, and a doubled table needs one more bit of bucket index
+//     per key, taken from the slot.
+//
+// This filter doubles in place, and takes the index bits from bits of the
+// key hash reserved in each slot at creation for that purpose, not from the
+// fingerprint (GrowableHashing in hashing.h has the mapping). A filter with
+// f-bit fingerprints that may grow G times by 2^e starts with slots of
+// f + G e bits; each growth moves e of them into the bucket index, so after
+// all G growths the slots are f bits wide, like those of a filter made at
+// that size. An absent key's lookup compares its f + (G - k) e bits with at
+// most 2b values in two buckets, so after k growths
+//
+//     FPR <= 2 b alpha / ((2^f - 1) 2^((G - k) e)) <= 2 b / (2^f - 1),
+//
+// at every k: the bound does not grow with the number of growths, where
+// chaining's grows linearly. A lookup stays two bucket probes, whatever k.
+// What it costs: the reserved bits, G e per slot at first (they also lower
+// the FPR until they are used up), and a growth copies the table (old and
+// new are both allocated during it). The two buckets of a key share the
+// moved bits, so after k growths the table is 2^(ke) cuckoo tables of the
+// base size side by side, each key in one of them; the fullest one fails
+// first, at a slightly lower average load than one table would. After G
+// growths the filter no longer grows, and Insert reports kFull as a filter
+// without expansion does. No growth ever drops a fingerprint: the 2^e new
+// buckets of an old bucket hold exactly its slots.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +77,7 @@
 
 #include "cuckoo/bucket_table.h"
 #include "cuckoo/hashing.h"
+#include "cuckoo/sizing.h"
 
 namespace cuckoo {
 
@@ -53,6 +95,26 @@ struct CuckooFilterOptions {
   // Seeds the generator that picks victims: same seed, same operations, same
   // filter.
   uint64_t seed = 0x5EEDC0C0u;
+  // Growth (see "Growth" above): 0, the filter never grows and Insert
+  // reports kFull when it is full; otherwise a power of two >= 2, the
+  // factor by which the table grows when an insert would fail.
+  uint32_t expansion = 0;
+  // How many times the filter may grow (with expansion != 0). Each growth
+  // by 2^e reserves e bits in every slot from the start: at most
+  // (32 - fingerprint_bits) / e growths.
+  uint32_t max_growths = 6;
+};
+
+// RedisBloom's CF.INFO fields.
+struct CuckooFilterInfo {
+  size_t size_in_bytes = 0;
+  uint64_t num_buckets = 0;
+  uint32_t num_growths = 0;     // RedisBloom's "Number of filters" minus 1
+  uint64_t items_inserted = 0;  // items stored now (inserts minus erases)
+  uint64_t items_deleted = 0;   // successful erases, ever
+  int bucket_size = 0;
+  uint32_t expansion = 0;
+  uint32_t max_iterations = 0;  // max_kicks
 };
 
 enum class InsertResult {
@@ -70,6 +132,7 @@ struct CuckooFilterStats {
   int max_bucket_fill = 0;
   uint64_t total_kicks = 0;     // evictions performed by all walks
   uint64_t failed_inserts = 0;  // Insert calls that returned kFull
+  uint32_t growths = 0;
   uint32_t stash_size = 0;
   uint32_t stash_capacity = 0;
   uint32_t peak_stash_size = 0;
@@ -77,26 +140,62 @@ struct CuckooFilterStats {
 
 class CuckooFilter {
  public:
-  // A filter of num_buckets buckets (rounded up to an even count). Throws
-  // std::invalid_argument for an invalid layout, or a kick or stash limit out
-  // of range.
+  // A filter of num_buckets buckets (rounded up to an even count); with an
+  // expansion, that is its size before it grows. Throws
+  // std::invalid_argument for an invalid layout, a kick or stash limit, an
+  // expansion or a growth count out of range, and std::length_error when
+  // the table could outgrow 2^32 buckets.
   explicit CuckooFilter(uint64_t num_buckets,
                         const CuckooFilterOptions& options = {})
-      : options_(CheckedOptions(options)),
-        hashing_(static_cast<uint32_t>(ValidBucketCount(num_buckets)),
-                 options.layout.fingerprint_bits),
-        table_(options.layout, hashing_.num_buckets()),
-        lookups_(ChooseLookups(options.layout)),
-        rng_state_(options.seed) {}
+      : CuckooFilter(InitialHashing(num_buckets, CheckedOptions(options)),
+                     options) {}
+
+  // RedisBloom's CF.RESERVE: a filter for `capacity` items at the dynamic
+  // filter's sustainable load (sizing.h), with options' bucket size, kick
+  // limit (MAXITERATIONS) and expansion. Throws std::invalid_argument for a
+  // capacity of 0 and std::length_error for one too large.
+  static CuckooFilter Reserve(uint64_t capacity,
+                              const CuckooFilterOptions& options = {}) {
+    if (capacity == 0) {
+      throw std::invalid_argument("cuckoo filter: a capacity of 0 items");
+    }
+    const double buckets = std::ceil(
+        static_cast<double>(capacity) /
+        (options.layout.bucket_size *
+         MaxLoadFactor(options.layout.bucket_size, Construction::kDynamic)));
+    if (!(buckets <= static_cast<double>(kMaxNumBuckets))) {
+      throw std::length_error("cuckoo filter: a capacity of " +
+                              std::to_string(capacity) +
+                              " items needs more than 2^32 buckets");
+    }
+    return CuckooFilter(static_cast<uint64_t>(buckets), options);
+  }
 
   const CuckooFilterOptions& options() const { return options_; }
+  // The layout the filter was created with; its slots are wider until the
+  // reserved growth bits are used up (see "Growth").
   const BucketLayout& layout() const { return options_.layout; }
   uint32_t NumBuckets() const { return hashing_.num_buckets(); }
+  uint32_t Growths() const {
+    return ExpansionBits(options_) == 0
+               ? 0
+               : static_cast<uint32_t>(hashing_.moved_bits() /
+                                       ExpansionBits(options_));
+  }
 
+  // Stores the key. With an expansion, grows the filter when it is full
+  // and retries (see "Growth").
   InsertResult Insert(uint64_t hash) {
-    const KeyPosition position = hashing_.Locate(hash);
-    return InsertFingerprint(position.bucket, position.alternate,
-                             position.fingerprint);
+    for (;;) {
+      const KeyPosition position = hashing_.Locate(hash);
+      const InsertResult result = InsertFingerprint(
+          position.bucket, position.alternate, position.fingerprint);
+      if (result == InsertResult::kOk) return result;
+      if (!Grow()) {
+        ++failed_inserts_;
+        return result;
+      }
+    }
   }
 
   // Inserts unless the filter already answers "may contain" (RedisBloom's
@@ -122,37 +221,37 @@ class CuckooFilter {
     return InsertEach(hashes, count, results, &CuckooFilter::InsertIfAbsent);
   }
 
-  // Adds every fingerprint of `other`, a filter of the same layout and
-  // bucket count (its options may differ otherwise), as if its keys had
-  // been inserted here: with the same bucket count, a fingerprint stored in
-  // bucket i has the same bucket pair in both filters. All or nothing: on
-  // kFull this filter is unchanged. Throws std::invalid_argument for another
-  // geometry, whose fingerprints would mean other keys.
+  // Adds every fingerprint of `other`, a filter of the same geometry
+  // (layout, initial bucket count, expansion and growth limit; its other
+  // options may differ), as if its keys had been inserted here: a
+  // fingerprint stored in bucket i has the same bucket pair in both. The
+  // filter that has grown less is brought to the other's size first, and
+  // the result grows if it must. All or nothing: on kFull this filter is
+  // unchanged. Throws std::invalid_argument for another geometry, whose
+  // fingerprints would mean other keys.
   InsertResult Merge(const CuckooFilter& other) {
-    if (!(other.layout() == layout()) || other.NumBuckets() != NumBuckets()) {
+    if (!(other.layout() == layout()) ||
+        other.hashing_.base_buckets() != hashing_.base_buckets() ||
+        ExpansionBits(other.options_) != ExpansionBits(options_) ||
+        other.hashing_.reserve_bits() != hashing_.reserve_bits()) {
       throw std::invalid_argument(
-          "cuckoo filter: Merge needs the same layout and bucket count");
+          "cuckoo filter: Merge needs the same layout, bucket count, "
+          "expansion and growth limit");
     }
     CuckooFilter merged = *this;
-    const BucketTableView& from = other.table_.view();
-    InsertResult result = InsertResult::kOk;
-    for (uint32_t bucket = 0;
-         bucket < NumBuckets() && result == InsertResult::kOk; ++bucket) {
-      from.ForEachSlot(bucket, [&](int, uint32_t fingerprint) {
-        if (fingerprint != 0 && result == InsertResult::kOk) {
-          result = merged.InsertFingerprint(
-              bucket, hashing_.AltBucket(bucket, fingerprint), fingerprint);
-        }
-      });
+    CuckooFilter source = other;
+    while (merged.Growths() < source.Growths()) merged.Grow();
+    while (source.Growths() < merged.Growths()) source.Grow();
+    for (;;) {
+      CuckooFilter attempt = merged;
+      if (attempt.InsertAllOf(source) == InsertResult::kOk) {
+        attempt.failed_inserts_ = failed_inserts_;
+        *this = std::move(attempt);
+        return InsertResult::kOk;
+      }
+      if (!merged.Grow()) return InsertResult::kFull;
+      source.Grow();
     }
-    for (const StashEntry& entry : other.stash_) {
-      if (result != InsertResult::kOk) break;
-      result = merged.InsertFingerprint(
-          entry.bucket, hashing_.AltBucket(entry.bucket, entry.fingerprint),
-          entry.fingerprint);
-    }
-    if (result == InsertResult::kOk) *this = std::move(merged);
-    return result;
   }
 
   bool Contains(uint64_t hash) const { return lookups_->contains(*this, hash); }
@@ -168,6 +267,7 @@ class CuckooFilter {
     if (TryRemoveFromBucket(position.bucket, position.fingerprint) ||
         TryRemoveFromBucket(position.alternate, position.fingerprint)) {
       --num_items_;
+      ++num_deleted_;
       DrainStash();
       return true;
     }
@@ -175,6 +275,7 @@ class CuckooFilter {
       if (InStash(stash_[i], position)) {
         stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
         --num_items_;
+        ++num_deleted_;
         return true;
       }
     }
@@ -192,7 +293,7 @@ class CuckooFilter {
   }
 
   uint64_t Size() const { return num_items_; }
-  // Slots in the table (the stash is extra).
+  // Slots in the table now (the stash is extra); growth multiplies them.
   uint64_t Capacity() const {
     return static_cast<uint64_t>(NumBuckets()) * layout().bucket_size;
   }
@@ -209,13 +310,27 @@ class CuckooFilter {
                                  static_cast<double>(num_items_);
   }
 
+  // Empties the filter; it keeps its size, grown or not.
   void Clear() {
     table_.Clear();
     stash_.clear();
-    num_items_ = 0;
+    num_items_ = num_deleted_ = 0;
     total_kicks_ = failed_inserts_ = 0;
     peak_stash_size_ = 0;
     rng_state_ = options_.seed;
+  }
+
+  CuckooFilterInfo Info() const {
+    CuckooFilterInfo info;
+    info.size_in_bytes = SizeInBytes();
+    info.num_buckets = NumBuckets();
+    info.num_growths = Growths();
+    info.items_inserted = num_items_;
+    info.items_deleted = num_deleted_;
+    info.bucket_size = layout().bucket_size;
+    info.expansion = options_.expansion;
+    info.max_iterations = options_.max_kicks;
+    return info;
   }
 
   CuckooFilterStats Stats() const {
@@ -234,13 +349,47 @@ class CuckooFilter {
     stats.stash_size = static_cast<uint32_t>(stash_.size());
     stats.stash_capacity = options_.stash_capacity;
     stats.peak_stash_size = peak_stash_size_;
+    stats.growths = Growths();
     return stats;
   }
 
+  // Grows the filter now, as a full insert would; false (and nothing done)
+  // when it has no expansion or has grown max_growths times.
+  bool Grow() {
+    const int bits = ExpansionBits(options_);
+    if (bits == 0 || hashing_.moved_bits() + bits > hashing_.reserve_bits()) {
+      return false;
+    }
+    const GrowableHashing grown = hashing_.AfterMoving(bits);
+    BucketTable grown_table(SlotLayout(options_, grown), grown.num_buckets());
+    const BucketTableView& view = table_.view();
+    bool kept_all = true;
+    for (uint32_t bucket = 0; bucket < NumBuckets(); ++bucket) {
+      view.ForEachSlot(bucket, [&](int, uint32_t value) {
+        if (value == 0) return;
+        const GrowableHashing::SlotMove moved =
+            hashing_.MoveSlot(bucket, value, bits);
+        kept_all &= grown_table.TryInsert(moved.bucket, moved.value);
+      });
+    }
+    if (!kept_all) {
+      throw std::logic_error("cuckoo filter: growth overfilled a bucket");
+    }
+    for (StashEntry& entry : stash_) {
+      const GrowableHashing::SlotMove moved =
+          hashing_.MoveSlot(entry.bucket, entry.fingerprint, bits);
+      entry = StashEntry{moved.bucket, moved.value};
+    }
+    hashing_ = grown;
+    table_ = std::move(grown_table);
+    lookups_ = ChooseLookups(table_.layout());
+    DrainStash();
+    return true;
+  }
+
   // Serialization: cuckoo_filter_serialization.h.
-  friend std::vector<uint8_t> SerializeCuckooFilter(const CuckooFilter& filter);
-  friend std::optional<CuckooFilter> DeserializeCuckooFilter(
-      const uint8_t* data, size_t size, std::string* error);
+  friend class CuckooFilterLoader;
+  friend class CuckooFilterDumper;
 
  private:
   struct StashEntry {
@@ -252,6 +401,66 @@ class CuckooFilter {
     uint32_t inserted;
     uint32_t evicted;
   };
+
+  // options must have passed CheckedOptions.
+  CuckooFilter(const GrowableHashing& hashing,
+               const CuckooFilterOptions& options)
+      : options_(options),
+        hashing_(hashing),
+        table_(SlotLayout(options, hashing), hashing.num_buckets()),
+        lookups_(ChooseLookups(table_.layout())),
+        rng_state_(options.seed) {}
+
+  // log2 of the expansion; 0 without growth.
+  static int ExpansionBits(const CuckooFilterOptions& options) {
+    return options.expansion == 0 ? 0 : __builtin_ctz(options.expansion);
+  }
+
+  // The slots' layout: the key fingerprint and the growth bits not yet
+  // moved into the bucket index.
+  static BucketLayout SlotLayout(const CuckooFilterOptions& options,
+                                 const GrowableHashing& hashing) {
+    BucketLayout slots = options.layout;
+    slots.fingerprint_bits = hashing.slot_bits();
+    return slots;
+  }
+
+  static GrowableHashing InitialHashing(uint64_t num_buckets,
+                                        const CuckooFilterOptions& options) {
+    const uint64_t buckets = ValidBucketCount(num_buckets);
+    const int reserve_bits =
+        ExpansionBits(options) * static_cast<int>(options.max_growths);
+    if ((buckets << reserve_bits) > kMaxNumBuckets) {
+      throw std::length_error(
+          "cuckoo filter: " + std::to_string(buckets) + " buckets grown " +
+          std::to_string(options.max_growths) + " times by " +
+          std::to_string(options.expansion) + " exceed 2^32 buckets");
+    }
+    return GrowableHashing(static_cast<uint32_t>(buckets),
+                           options.layout.fingerprint_bits, reserve_bits, 0);
+  }
+
+  // Inserts every fingerprint of `other` (same geometry and growths).
+  InsertResult InsertAllOf(const CuckooFilter& other) {
+    const BucketTableView& from = other.table_.view();
+    InsertResult result = InsertResult::kOk;
+    for (uint32_t bucket = 0;
+         bucket < NumBuckets() && result == InsertResult::kOk; ++bucket) {
+      from.ForEachSlot(bucket, [&](int, uint32_t value) {
+        if (value != 0 && result == InsertResult::kOk) {
+          result = InsertFingerprint(bucket, hashing_.AltBucket(bucket, value),
+                                     value);
+        }
+      });
+    }
+    for (const StashEntry& entry : other.stash_) {
+      if (result != InsertResult::kOk) break;
+      result = InsertFingerprint(
+          entry.bucket, hashing_.AltBucket(entry.bucket, entry.fingerprint),
+          entry.fingerprint);
+    }
+    return result;
+  }
 
   // Lookups: chosen once per filter, a version compiled for the layout
   // where there is one (plain 4-slot buckets of 8, 12 or 16 bits), else the
@@ -354,6 +563,27 @@ class CuckooFilter {
                                   std::to_string(options.max_kicks) +
                                   " exceeds " + std::to_string(kMaxKicksLimit));
     }
+    if (options.expansion == 1 ||
+        (options.expansion & (options.expansion - 1)) != 0) {
+      throw std::invalid_argument(
+          "cuckoo filter: expansion " + std::to_string(options.expansion) +
+          " is not 0 (no growth) or a power of two >= 2");
+    }
+    const int spare_bits =
+        kMaxFingerprintBits - options.layout.fingerprint_bits;
+    if (options.expansion != 0 &&
+        uint64_t{options.max_growths} *
+                static_cast<uint64_t>(ExpansionBits(options)) >
+            static_cast<uint64_t>(spare_bits)) {
+      throw std::invalid_argument(
+          "cuckoo filter: " + std::to_string(options.max_growths) +
+          " growths by " + std::to_string(options.expansion) + " need " +
+          std::to_string(uint64_t{options.max_growths} *
+                         static_cast<uint64_t>(ExpansionBits(options))) +
+          " reserved bits per slot; " +
+          std::to_string(options.layout.fingerprint_bits) +
+          "-bit fingerprints leave " + std::to_string(spare_bits));
+    }
     return options;
   }
 
@@ -447,7 +677,6 @@ class CuckooFilter {
     for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
       ReplaceInBucket(step->bucket, step->inserted, step->evicted);
     }
-    ++failed_inserts_;
     return InsertResult::kFull;
   }
 
@@ -466,11 +695,12 @@ class CuckooFilter {
   }
 
   CuckooFilterOptions options_;
-  CuckooHashing hashing_;
+  GrowableHashing hashing_;
   BucketTable table_;
   const LookupFunctions* lookups_;
   std::vector<StashEntry> stash_;
   uint64_t num_items_ = 0;
+  uint64_t num_deleted_ = 0;
   uint64_t rng_state_;
   uint64_t total_kicks_ = 0;
   uint64_t failed_inserts_ = 0;

@@ -1,16 +1,21 @@
-// The serialized form of a dynamic CuckooFilter: writing it
-// (SerializeCuckooFilter), and reading it back from untrusted bytes with full
-// validation (DeserializeCuckooFilter).
+// The serialized form of a dynamic CuckooFilter: writing it whole
+// (SerializeCuckooFilter) or in chunks (CuckooFilterDumper, RedisBloom's
+// CF.SCANDUMP), and reading it back from untrusted bytes with full
+// validation, whole (DeserializeCuckooFilter), as a stream of its bytes
+// (CuckooFilterLoader) or chunk by chunk (CuckooFilterChunkLoader,
+// CF.LOADCHUNK).
 //
-// Format, version 1 (all integers little-endian, no alignment assumed):
+// Format, version 2 (all integers little-endian, no alignment assumed):
 //   offset  size  field
 //        0     4  magic "CKF\x01"
-//        4     2  format version (1)
+//        4     2  format version (2)
 //        6     1  bucket size (2, 4, 8)
-//        7     1  fingerprint bits (4..32)
+//        7     1  key fingerprint bits f (4..32)
 //        8     1  flags: bit 0 = semi-sorted; other bits must be 0
-//        9     3  reserved, 0
-//       12     4  number of buckets (even, >= 2)
+//        9     1  log2 of the expansion e (0: the filter does not grow)
+//       10     1  growth limit G (0 when e = 0; G e <= 32 - f)
+//       11     1  growths so far k (<= G)
+//       12     4  number of buckets now: an even base count << k e
 //       16     4  max kicks (<= 65536)
 //       20     4  stash capacity (1..65536)
 //       24     4  stash size (<= capacity)
@@ -20,18 +25,42 @@
 //       48     8  generator state
 //       56     8  total kicks
 //       64     8  failed inserts
-//       72   8 s  stash entries: bucket (4), fingerprint (4)
-//        .     T  table: TableDataBytes(layout, buckets) + 7 zero bytes
+//       72     8  items deleted
+//       80   8 s  stash entries: bucket (4), slot value (4)
+//        .     T  table: TableDataBytes(slots, buckets) + 7 zero bytes, with
+//                 slots of f + (G - k) e bits
 //        .     8  XXH3-64 of every byte before it
+// Version 1 (written before growth existed) is read too: bytes 9-11 are 0
+// and there is no "items deleted" field (the stash starts at 72).
+//
 // A reader rejects other versions, sizes that do not add up exactly, a wrong
 // checksum, and contents no writer produces (limits out of range, stash
-// entries out of range, semi-sort codes >= 3876, nonzero padding, an item
-// count that disagrees with the occupied slots). The checksum detects damage,
-// not intent: anyone can recompute it, so every field is bounded as well.
+// entries out of range, a slot whose key fingerprint is 0, semi-sort codes
+// >= 3876, nonzero padding, an item count that disagrees with the occupied
+// slots). The checksum detects damage, not intent: anyone can recompute it,
+// so every field is bounded as well.
+//
+// Chunks
+// ------
+// A chunked dump cuts the same bytes into slices, each framed so that a
+// loader can check it on its own before using it:
+//   offset  size  field
+//        0     4  magic "CKC\x01"
+//        4     4  sequence number (0, 1, ...)
+//        8     8  dump id: the checksum of the whole serialized filter
+//       16     8  offset of the payload in the serialized filter
+//       24     8  size of the serialized filter
+//       32     4  payload bytes p (>= 1)
+//       36     4  number of chunks in the dump
+//       40     p  payload
+//     40+p     8  XXH3-64 of the chunk's bytes before it
+// Chunks must be loaded in order; a chunk that is damaged, out of order,
+// from another dump, or reaching past the filter's end is refused with a
+// reason and leaves the loader as it was, so the right chunk can follow.
+// The filter must not change while it is being dumped.
 #pragma once
 
-#include <xxhash.h>
-
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -42,26 +71,499 @@ namespace cuckoo {
 namespace serialization {
 
 inline constexpr uint8_t kMagic[4] = {'C', 'K', 'F', 0x01};
-inline constexpr uint16_t kFormatVersion = 1;
-inline constexpr size_t kHeaderBytes = 72;
+inline constexpr uint16_t kFormatVersion = 2;
+inline constexpr uint16_t kOldestFormatVersion = 1;
+inline constexpr size_t kVersion1HeaderBytes = 72;
+inline constexpr size_t kHeaderBytes = 80;
 inline constexpr size_t kStashEntryBytes = 8;
 inline constexpr size_t kChecksumBytes = 8;
 
+inline constexpr uint8_t kChunkMagic[4] = {'C', 'K', 'C', 0x01};
+inline constexpr size_t kChunkHeaderBytes = 40;
+inline constexpr size_t kChunkChecksumBytes = 8;
+
 }  // namespace serialization
 
-inline std::vector<uint8_t> SerializeCuckooFilter(const CuckooFilter& filter) {
+// Reads a serialized filter from its bytes, given in order in any number of
+// pieces. Each piece is checked as far as it can be on arrival (the header
+// as soon as it is complete, the stash likewise); the contents are checked
+// by Finish. A piece that is refused leaves the loader as it was.
+class CuckooFilterLoader {
+ public:
+  // total_size, when not 0, is the size the serialized filter must have: a
+  // header that describes another is refused before its table is allocated.
+  explicit CuckooFilterLoader(uint64_t total_size = 0)
+      : total_size_(total_size) {
+    XXH3_64bits_reset(&hash_state_);
+  }
+
+  // Appends the next `size` bytes. False, with *error set, when they cannot
+  // continue a valid serialized filter.
+  bool Append(const uint8_t* data, size_t size, std::string* error) {
+    const Snapshot before = TakeSnapshot();
+    std::string why;
+    if (!AppendPieces(data, size, &why)) {
+      Restore(before);
+      if (error != nullptr) *error = "cuckoo filter: " + why;
+      return false;
+    }
+    return true;
+  }
+
+  uint64_t bytes_loaded() const { return loaded_; }
+  // The serialized size, once the header has been read; 0 before.
+  uint64_t expected_size() const { return expected_size_; }
+  bool complete() const {
+    return expected_size_ != 0 && loaded_ == expected_size_;
+  }
+
+  // Checks the checksum and the contents and returns the filter; nullopt,
+  // with *error set, for a truncated or invalid one. The loader is spent.
+  std::optional<CuckooFilter> Finish(std::string* error) {
+    auto fail = [error](const std::string& why) {
+      if (error != nullptr) *error = "cuckoo filter: " + why;
+      return std::nullopt;
+    };
+    if (!complete()) {
+      if (expected_size_ == 0) {
+        return fail("buffer of " + std::to_string(loaded_) +
+                    " bytes is shorter than the header");
+      }
+      return fail("truncated: " + std::to_string(loaded_) + " of the " +
+                  std::to_string(expected_size_) +
+                  " bytes the header describes");
+    }
+    if (XXH3_64bits_digest(&hash_state_) !=
+        byte_io::Load<uint64_t>(checksum_.data())) {
+      return fail("checksum mismatch: the buffer is corrupt");
+    }
+    std::string why = ValidateContents();
+    if (!why.empty()) return fail(why);
+    return std::move(filter_);
+  }
+
+ private:
+  struct Snapshot {
+    uint64_t loaded;
+    size_t head_size;
+    bool has_header;
+    bool has_filter;
+    XXH3_state_t hash_state;
+  };
+
+  Snapshot TakeSnapshot() const {
+    Snapshot snapshot{
+        loaded_, head_.size(), expected_size_ != 0, filter_.has_value(), {}};
+    XXH3_copyState(&snapshot.hash_state, &hash_state_);
+    return snapshot;
+  }
+
+  void Restore(const Snapshot& snapshot) {
+    loaded_ = snapshot.loaded;
+    head_.resize(snapshot.head_size);
+    if (!snapshot.has_header) expected_size_ = head_bytes_ = 0;
+    if (!snapshot.has_filter) filter_.reset();
+    XXH3_copyState(&hash_state_, &snapshot.hash_state);
+  }
+
+  bool AppendPieces(const uint8_t* data, size_t size, std::string* why) {
+    if (size > 0 && data == nullptr) {
+      *why = "null buffer of " + std::to_string(size) + " bytes";
+      return false;
+    }
+    const uint64_t end = loaded_ + size;
+    while (size > 0) {
+      if (expected_size_ != 0 && size > expected_size_ - loaded_) {
+        *why = "buffer has " + std::to_string(end) +
+               " bytes but the header describes " +
+               std::to_string(expected_size_);
+        return false;
+      }
+      size_t taken = 0;
+      if (!filter_.has_value()) {
+        if (!TakeHead(data, size, &taken, why)) return false;
+      } else if (loaded_ < expected_size_ - serialization::kChecksumBytes) {
+        taken = TakeTable(data, size);
+      } else {
+        taken = TakeChecksum(data, size);
+      }
+      data += taken;
+      size -= taken;
+    }
+    return true;
+  }
+
+  // The header and the stash, buffered; parsed as soon as each is whole.
+  bool TakeHead(const uint8_t* data, size_t size, size_t* taken,
+                std::string* why) {
+    const size_t wanted =
+        head_bytes_ != 0 ? head_bytes_ : MinimumHeaderBytes(data, size);
+    *taken = std::min(size, wanted - head_.size());
+    head_.insert(head_.end(), data, data + *taken);
+    XXH3_64bits_update(&hash_state_, data, *taken);
+    loaded_ += *taken;
+    if (head_.size() < wanted) return true;
+    if (head_bytes_ == 0) {
+      if (wanted == serialization::kVersion1HeaderBytes ||
+          wanted == serialization::kHeaderBytes) {
+        return ParseHeader(why);
+      }
+      // Only the version field was missing; read it next round.
+      return CheckMagicAndVersion(why);
+    }
+    return ParseStash(why);
+  }
+
+  // Bytes the header needs: 6 until the version is known.
+  size_t MinimumHeaderBytes(const uint8_t* data, size_t size) const {
+    std::array<uint8_t, 6> start{};
+    const size_t have = head_.size();
+    if (have + size < start.size()) return start.size();
+    const size_t from_head = std::min(have, start.size());
+    std::copy(head_.begin(), head_.begin() + from_head, start.begin());
+    std::copy(data, data + (start.size() - from_head),
+              start.begin() + from_head);
+    return byte_io::Load<uint16_t>(start.data() + 4) == 1
+               ? serialization::kVersion1HeaderBytes
+               : serialization::kHeaderBytes;
+  }
+
+  bool CheckMagicAndVersion(std::string* why) const {
+    if (std::memcmp(head_.data(), serialization::kMagic,
+                    sizeof(serialization::kMagic)) != 0) {
+      *why = "bad magic: not a serialized cuckoo filter";
+      return false;
+    }
+    const uint16_t version = byte_io::Load<uint16_t>(head_.data() + 4);
+    if (version < serialization::kOldestFormatVersion ||
+        version > serialization::kFormatVersion) {
+      *why = "unsupported format version " + std::to_string(version) +
+             " (this build reads versions " +
+             std::to_string(serialization::kOldestFormatVersion) + " to " +
+             std::to_string(serialization::kFormatVersion) + ")";
+      return false;
+    }
+    return true;
+  }
+
+  bool ParseHeader(std::string* why) {
+    if (!CheckMagicAndVersion(why)) return false;
+    const uint8_t* data = head_.data();
+    const bool version1 = byte_io::Load<uint16_t>(data + 4) == 1;
+    CuckooFilterOptions& options = options_;
+    options = CuckooFilterOptions{};
+    options.layout.bucket_size = data[6];
+    options.layout.fingerprint_bits = data[7];
+    const uint8_t flags = data[8];
+    if ((flags & ~1u) != 0 || (version1 && (data[9] | data[10] | data[11]))) {
+      *why = "unknown flags or nonzero reserved bytes";
+      return false;
+    }
+    options.layout.semi_sorted = (flags & 1u) != 0;
+    std::string layout_problem = options.layout.Validate();
+    if (!layout_problem.empty()) {
+      *why = layout_problem;
+      return false;
+    }
+    const int expansion_bits = data[9];
+    const uint32_t max_growths = data[10];
+    growths_ = data[11];
+    const int spare_bits =
+        kMaxFingerprintBits - options.layout.fingerprint_bits;
+    if ((expansion_bits == 0 && (max_growths != 0 || growths_ != 0)) ||
+        expansion_bits > spare_bits ||
+        max_growths * static_cast<uint32_t>(expansion_bits) >
+            static_cast<uint32_t>(spare_bits) ||
+        growths_ > max_growths) {
+      *why = "growth fields (expansion 2^" + std::to_string(expansion_bits) +
+             ", limit " + std::to_string(max_growths) + ", growths " +
+             std::to_string(growths_) + ") out of range";
+      return false;
+    }
+    options.expansion = expansion_bits == 0 ? 0 : 1u << expansion_bits;
+    options.max_growths = max_growths;
+    num_buckets_ = byte_io::Load<uint32_t>(data + 12);
+    options.max_kicks = byte_io::Load<uint32_t>(data + 16);
+    options.stash_capacity = byte_io::Load<uint32_t>(data + 20);
+    stash_size_ = byte_io::Load<uint32_t>(data + 24);
+    peak_stash_size_ = byte_io::Load<uint32_t>(data + 28);
+    options.seed = byte_io::Load<uint64_t>(data + 40);
+    const int moved_bits = static_cast<int>(growths_) * expansion_bits;
+    const uint32_t base_buckets = num_buckets_ >> moved_bits;
+    if (base_buckets < 2 || base_buckets % 2 != 0 ||
+        (uint64_t{base_buckets} << moved_bits) != num_buckets_) {
+      *why = "bucket count " + std::to_string(num_buckets_) +
+             " is not an even number >= 2 times 2^" +
+             std::to_string(moved_bits);
+      return false;
+    }
+    const int reserve_bits = static_cast<int>(max_growths) * expansion_bits;
+    if ((uint64_t{base_buckets} << reserve_bits) > kMaxNumBuckets) {
+      *why = "bucket count " + std::to_string(base_buckets) + " grown " +
+             std::to_string(max_growths) + " times exceeds 2^32";
+      return false;
+    }
+    if (options.stash_capacity == 0 ||
+        options.stash_capacity > kMaxStashCapacity ||
+        stash_size_ > options.stash_capacity ||
+        peak_stash_size_ < stash_size_ ||
+        peak_stash_size_ > options.stash_capacity) {
+      *why = "stash size " + std::to_string(stash_size_) + " / peak " +
+             std::to_string(peak_stash_size_) + " / capacity " +
+             std::to_string(options.stash_capacity) + " out of range";
+      return false;
+    }
+    if (options.max_kicks > kMaxKicksLimit) {
+      *why = "max kicks " + std::to_string(options.max_kicks) + " exceeds " +
+             std::to_string(kMaxKicksLimit);
+      return false;
+    }
+    hashing_.emplace(base_buckets, options.layout.fingerprint_bits,
+                     reserve_bits, moved_bits);
+    const size_t header_bytes = version1 ? serialization::kVersion1HeaderBytes
+                                         : serialization::kHeaderBytes;
+    head_bytes_ = header_bytes + stash_size_ * serialization::kStashEntryBytes;
+    const uint64_t table_bytes =
+        TableDataBytes(CuckooFilter::SlotLayout(options, *hashing_),
+                       num_buckets_) +
+        kTablePaddingBytes;
+    expected_size_ = head_bytes_ + table_bytes + serialization::kChecksumBytes;
+    if (total_size_ != 0 && expected_size_ != total_size_) {
+      *why = "buffer has " + std::to_string(total_size_) +
+             " bytes but the header describes " +
+             std::to_string(expected_size_);
+      return false;
+    }
+    if (head_.size() == head_bytes_) return ParseStash(why);
+    return true;
+  }
+
+  bool ParseStash(std::string* why) {
+    CuckooFilter filter(*hashing_, options_);
+    const uint8_t* data = head_.data();
+    const bool version1 = byte_io::Load<uint16_t>(data + 4) == 1;
+    filter.rng_state_ = byte_io::Load<uint64_t>(data + 48);
+    filter.total_kicks_ = byte_io::Load<uint64_t>(data + 56);
+    filter.failed_inserts_ = byte_io::Load<uint64_t>(data + 64);
+    filter.num_deleted_ = version1 ? 0 : byte_io::Load<uint64_t>(data + 72);
+    filter.num_items_ = byte_io::Load<uint64_t>(data + 32);
+    filter.peak_stash_size_ = peak_stash_size_;
+    const uint8_t* cursor =
+        data + (version1 ? serialization::kVersion1HeaderBytes
+                         : serialization::kHeaderBytes);
+    for (uint32_t i = 0; i < stash_size_;
+         ++i, cursor += serialization::kStashEntryBytes) {
+      CuckooFilter::StashEntry entry{byte_io::Load<uint32_t>(cursor),
+                                     byte_io::Load<uint32_t>(cursor + 4)};
+      if (entry.bucket >= num_buckets_ ||
+          entry.fingerprint > hashing_->max_fingerprint() ||
+          hashing_->KeyFingerprint(entry.fingerprint) == 0) {
+        *why = "stash entry " + std::to_string(i) + " is out of range";
+        return false;
+      }
+      filter.stash_.push_back(entry);
+    }
+    filter_.emplace(std::move(filter));
+    return true;
+  }
+
+  size_t TakeTable(const uint8_t* data, size_t size) {
+    const uint64_t offset = loaded_ - head_bytes_;
+    std::vector<uint8_t>& bytes = filter_->table_.mutable_bytes();
+    const size_t taken =
+        static_cast<size_t>(std::min<uint64_t>(size, bytes.size() - offset));
+    std::memcpy(bytes.data() + offset, data, taken);
+    XXH3_64bits_update(&hash_state_, data, taken);
+    loaded_ += taken;
+    return taken;
+  }
+
+  size_t TakeChecksum(const uint8_t* data, size_t size) {
+    const size_t offset = static_cast<size_t>(
+        loaded_ - (expected_size_ - serialization::kChecksumBytes));
+    const size_t taken = std::min(size, checksum_.size() - offset);
+    std::memcpy(checksum_.data() + offset, data, taken);
+    loaded_ += taken;
+    return taken;
+  }
+
+  // What only the whole table can tell.
+  std::string ValidateContents() const {
+    const CuckooFilter& filter = *filter_;
+    const std::vector<uint8_t>& bytes = filter.table_.bytes();
+    const size_t data_bytes = bytes.size() - kTablePaddingBytes;
+    for (size_t i = data_bytes; i < bytes.size(); ++i) {
+      if (bytes[i] != 0) return "nonzero table padding";
+    }
+    // Bits after the last bucket inside the last data byte must be zero too.
+    const uint64_t used_bits =
+        uint64_t{num_buckets_} * filter.table_.layout().BitsPerBucket();
+    if (used_bits % 8 != 0 && (bytes[data_bytes - 1] >> (used_bits % 8)) != 0) {
+      return "nonzero bits after the last bucket";
+    }
+    const BucketTableView& view = filter.table_.view();
+    uint64_t occupied = 0;
+    bool key_fingerprints_nonzero = true;
+    for (uint32_t bucket = 0; bucket < num_buckets_; ++bucket) {
+      if (!view.HasValidCode(bucket)) {
+        return "bucket " + std::to_string(bucket) +
+               " has an invalid semi-sort code";
+      }
+      occupied += static_cast<uint64_t>(view.Occupancy(bucket));
+      if (hashing_->reserve_bits() != 0) {
+        view.ForEachSlot(bucket, [&](int, uint32_t value) {
+          key_fingerprints_nonzero &=
+              value == 0 || hashing_->KeyFingerprint(value) != 0;
+        });
+      }
+    }
+    if (!key_fingerprints_nonzero) {
+      return "a slot holds growth bits with a key fingerprint of 0";
+    }
+    if (occupied + stash_size_ != filter.num_items_) {
+      return "item count " + std::to_string(filter.num_items_) +
+             " disagrees with the " + std::to_string(occupied + stash_size_) +
+             " stored fingerprints";
+    }
+    return "";
+  }
+
+  uint64_t total_size_;
+  std::vector<uint8_t> head_;
+  size_t head_bytes_ = 0;  // header and stash, once the header is read
+  uint64_t expected_size_ = 0;
+  uint64_t loaded_ = 0;
+  CuckooFilterOptions options_;
+  uint32_t growths_ = 0;
+  uint32_t num_buckets_ = 0;
+  uint32_t stash_size_ = 0;
+  uint32_t peak_stash_size_ = 0;
+  std::optional<GrowableHashing> hashing_;
+  std::optional<CuckooFilter> filter_;
+  std::array<uint8_t, serialization::kChecksumBytes> checksum_{};
+  XXH3_state_t hash_state_;
+};
+
+inline std::optional<CuckooFilter> DeserializeCuckooFilter(const uint8_t* data,
+                                                           size_t size,
+                                                           std::string* error) {
+  if (data == nullptr) {
+    if (error != nullptr) *error = "cuckoo filter: null buffer";
+    return std::nullopt;
+  }
+  CuckooFilterLoader loader(size);
+  if (!loader.Append(data, size, error)) return std::nullopt;
+  return loader.Finish(error);
+}
+
+// CF.SCANDUMP: the serialized filter in framed chunks of at most
+// max_payload_bytes of it each.
+class CuckooFilterDumper {
+ public:
+  explicit CuckooFilterDumper(const CuckooFilter& filter,
+                              size_t max_payload_bytes = size_t{1} << 20)
+      : filter_(filter),
+        head_(HeadOf(filter)),
+        max_payload_(max_payload_bytes) {
+    if (max_payload_bytes == 0 || max_payload_bytes > (size_t{1} << 31)) {
+      throw std::invalid_argument("cuckoo filter: a chunk payload of " +
+                                  std::to_string(max_payload_bytes) +
+                                  " bytes is not in [1, 2^31]");
+    }
+    const std::vector<uint8_t>& table = filter.table_.bytes();
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    XXH3_64bits_update(&state, head_.data(), head_.size());
+    XXH3_64bits_update(&state, table.data(), table.size());
+    byte_io::Store<uint64_t>(checksum_.data(), XXH3_64bits_digest(&state));
+    total_ = head_.size() + table.size() + checksum_.size();
+    num_chunks_ = (total_ + max_payload_ - 1) / max_payload_;
+    if (num_chunks_ > UINT32_MAX) {
+      throw std::invalid_argument(
+          "cuckoo filter: chunks of " + std::to_string(max_payload_bytes) +
+          " bytes would make a dump of more than 2^32 chunks");
+    }
+  }
+
+  uint64_t num_chunks() const { return num_chunks_; }
+
+  // Writes the next chunk into *chunk; false once all have been given.
+  bool Next(std::vector<uint8_t>* chunk) {
+    if (offset_ == total_) return false;
+    const size_t payload =
+        static_cast<size_t>(std::min<uint64_t>(max_payload_, total_ - offset_));
+    chunk->assign(serialization::kChunkHeaderBytes + payload +
+                      serialization::kChunkChecksumBytes,
+                  0);
+    byte_io::Writer writer(chunk->data());
+    writer.PutBytes(serialization::kChunkMagic,
+                    sizeof(serialization::kChunkMagic));
+    writer.Put<uint32_t>(sequence_);
+    writer.Put<uint64_t>(byte_io::Load<uint64_t>(checksum_.data()));
+    writer.Put<uint64_t>(offset_);
+    writer.Put<uint64_t>(total_);
+    writer.Put<uint32_t>(static_cast<uint32_t>(payload));
+    writer.Put<uint32_t>(static_cast<uint32_t>(num_chunks_));
+    CopyImage(offset_, payload,
+              chunk->data() + serialization::kChunkHeaderBytes);
+    const size_t body = serialization::kChunkHeaderBytes + payload;
+    byte_io::Store<uint64_t>(chunk->data() + body,
+                             XXH3_64bits(chunk->data(), body));
+    offset_ += payload;
+    ++sequence_;
+    return true;
+  }
+
+ private:
+  static std::vector<uint8_t> HeadOf(const CuckooFilter& filter);
+
+  // Copies bytes [offset, offset + size) of the serialized filter.
+  void CopyImage(uint64_t offset, size_t size, uint8_t* out) const {
+    const std::vector<uint8_t>& table = filter_.table_.bytes();
+    const uint8_t* parts[3] = {head_.data(), table.data(), checksum_.data()};
+    const uint64_t sizes[3] = {head_.size(), table.size(), checksum_.size()};
+    uint64_t part_begin = 0;
+    for (int part = 0; part < 3 && size > 0; ++part) {
+      const uint64_t part_end = part_begin + sizes[part];
+      if (offset < part_end) {
+        const size_t n =
+            static_cast<size_t>(std::min<uint64_t>(size, part_end - offset));
+        std::memcpy(out, parts[part] + (offset - part_begin), n);
+        out += n;
+        offset += n;
+        size -= n;
+      }
+      part_begin = part_end;
+    }
+  }
+
+  const CuckooFilter& filter_;
+  std::vector<uint8_t> head_;
+  std::array<uint8_t, serialization::kChecksumBytes> checksum_{};
+  uint64_t max_payload_;
+  uint64_t total_ = 0;
+  uint64_t num_chunks_ = 0;
+  uint64_t offset_ = 0;
+  uint32_t sequence_ = 0;
+};
+
+// The header and stash of the current format.
+inline std::vector<uint8_t> CuckooFilterDumper::HeadOf(
+    const CuckooFilter& filter) {
   namespace s = serialization;
-  const size_t size = s::kHeaderBytes +
-                      filter.stash_.size() * s::kStashEntryBytes +
-                      filter.table_.bytes().size() + s::kChecksumBytes;
-  std::vector<uint8_t> out(size, 0);
+  std::vector<uint8_t> out(
+      s::kHeaderBytes + filter.stash_.size() * s::kStashEntryBytes, 0);
+  const int expansion_bits = CuckooFilter::ExpansionBits(filter.options_);
   byte_io::Writer writer(out.data());
   writer.PutBytes(s::kMagic, sizeof(s::kMagic));
   writer.Put<uint16_t>(s::kFormatVersion);
   writer.Put<uint8_t>(static_cast<uint8_t>(filter.layout().bucket_size));
   writer.Put<uint8_t>(static_cast<uint8_t>(filter.layout().fingerprint_bits));
   writer.Put<uint8_t>(filter.layout().semi_sorted ? 1 : 0);
-  writer.PutBytes(std::array<uint8_t, 3>{}.data(), 3);
+  writer.Put<uint8_t>(static_cast<uint8_t>(expansion_bits));
+  writer.Put<uint8_t>(static_cast<uint8_t>(
+      expansion_bits == 0 ? 0 : filter.options_.max_growths));
+  writer.Put<uint8_t>(static_cast<uint8_t>(filter.Growths()));
   writer.Put<uint32_t>(filter.NumBuckets());
   writer.Put<uint32_t>(filter.options_.max_kicks);
   writer.Put<uint32_t>(filter.options_.stash_capacity);
@@ -72,127 +574,114 @@ inline std::vector<uint8_t> SerializeCuckooFilter(const CuckooFilter& filter) {
   writer.Put<uint64_t>(filter.rng_state_);
   writer.Put<uint64_t>(filter.total_kicks_);
   writer.Put<uint64_t>(filter.failed_inserts_);
+  writer.Put<uint64_t>(filter.num_deleted_);
   for (const CuckooFilter::StashEntry& entry : filter.stash_) {
     writer.Put<uint32_t>(entry.bucket);
     writer.Put<uint32_t>(entry.fingerprint);
   }
-  writer.PutBytes(filter.table_.bytes().data(), filter.table_.bytes().size());
-  writer.Put<uint64_t>(XXH3_64bits(out.data(), size - s::kChecksumBytes));
   return out;
 }
 
-inline std::optional<CuckooFilter> DeserializeCuckooFilter(const uint8_t* data,
-                                                           size_t size,
-                                                           std::string* error) {
-  namespace s = serialization;
-  auto fail = [error](const std::string& why) {
-    if (error != nullptr) *error = "cuckoo filter: " + why;
-    return std::nullopt;
-  };
-  if (data == nullptr || size < s::kHeaderBytes + s::kChecksumBytes) {
-    return fail("buffer of " + std::to_string(size) +
-                " bytes is shorter than the header");
+// The whole serialized filter in one buffer: the payloads of a dump, one
+// after the other.
+inline std::vector<uint8_t> SerializeCuckooFilter(const CuckooFilter& filter) {
+  CuckooFilterDumper dumper(filter, size_t{1} << 31);
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> chunk;
+  while (dumper.Next(&chunk)) {
+    out.insert(out.end(), chunk.begin() + serialization::kChunkHeaderBytes,
+               chunk.end() - serialization::kChunkChecksumBytes);
   }
-  if (std::memcmp(data, s::kMagic, sizeof(s::kMagic)) != 0) {
-    return fail("bad magic: not a serialized cuckoo filter");
-  }
-  const uint16_t version = byte_io::Load<uint16_t>(data + 4);
-  if (version != s::kFormatVersion) {
-    return fail("unsupported format version " + std::to_string(version) +
-                " (this build reads version " +
-                std::to_string(s::kFormatVersion) + ")");
-  }
-  CuckooFilterOptions options;
-  options.layout.bucket_size = data[6];
-  options.layout.fingerprint_bits = data[7];
-  const uint8_t flags = data[8];
-  if ((flags & ~1u) != 0 || data[9] != 0 || data[10] != 0 || data[11] != 0) {
-    return fail("unknown flags or nonzero reserved bytes");
-  }
-  options.layout.semi_sorted = (flags & 1u) != 0;
-  std::string layout_problem = options.layout.Validate();
-  if (!layout_problem.empty()) return fail(layout_problem);
-  const uint32_t num_buckets = byte_io::Load<uint32_t>(data + 12);
-  options.max_kicks = byte_io::Load<uint32_t>(data + 16);
-  options.stash_capacity = byte_io::Load<uint32_t>(data + 20);
-  const uint32_t stash_size = byte_io::Load<uint32_t>(data + 24);
-  const uint32_t peak_stash_size = byte_io::Load<uint32_t>(data + 28);
-  const uint64_t num_items = byte_io::Load<uint64_t>(data + 32);
-  options.seed = byte_io::Load<uint64_t>(data + 40);
-  if (num_buckets < 2 || num_buckets % 2 != 0) {
-    return fail("bucket count " + std::to_string(num_buckets) +
-                " is not an even number >= 2");
-  }
-  if (options.stash_capacity == 0 ||
-      options.stash_capacity > kMaxStashCapacity ||
-      stash_size > options.stash_capacity || peak_stash_size < stash_size ||
-      peak_stash_size > options.stash_capacity) {
-    return fail("stash size " + std::to_string(stash_size) + " / peak " +
-                std::to_string(peak_stash_size) + " / capacity " +
-                std::to_string(options.stash_capacity) + " out of range");
-  }
-  if (options.max_kicks > kMaxKicksLimit) {
-    return fail("max kicks " + std::to_string(options.max_kicks) + " exceeds " +
-                std::to_string(kMaxKicksLimit));
-  }
-  const uint64_t table_bytes =
-      TableDataBytes(options.layout, num_buckets) + kTablePaddingBytes;
-  const uint64_t expected_size = s::kHeaderBytes +
-                                 uint64_t{stash_size} * s::kStashEntryBytes +
-                                 table_bytes + s::kChecksumBytes;
-  if (expected_size != size) {
-    return fail("buffer has " + std::to_string(size) +
-                " bytes but the header describes " +
-                std::to_string(expected_size));
-  }
-  const size_t checksum_offset = size - s::kChecksumBytes;
-  if (XXH3_64bits(data, checksum_offset) !=
-      byte_io::Load<uint64_t>(data + checksum_offset)) {
-    return fail("checksum mismatch: the buffer is corrupt");
+  return out;
+}
+
+// CF.LOADCHUNK: rebuilds a filter from the chunks of a CuckooFilterDumper,
+// given in order. Each chunk is checked before it is used (see "Chunks").
+class CuckooFilterChunkLoader {
+ public:
+  // False, with *error set and nothing changed, for a refused chunk.
+  bool Load(const uint8_t* chunk, size_t size, std::string* error) {
+    namespace s = serialization;
+    auto fail = [error](const std::string& why) {
+      if (error != nullptr) *error = "cuckoo filter chunk: " + why;
+      return false;
+    };
+    if (chunk == nullptr ||
+        size < s::kChunkHeaderBytes + 1 + s::kChunkChecksumBytes) {
+      return fail("a chunk of " + std::to_string(size) +
+                  " bytes is shorter than its frame");
+    }
+    if (std::memcmp(chunk, s::kChunkMagic, sizeof(s::kChunkMagic)) != 0) {
+      return fail("bad magic: not a cuckoo filter dump chunk");
+    }
+    const uint32_t payload = byte_io::Load<uint32_t>(chunk + 32);
+    if (payload == 0 || uint64_t{payload} != size - s::kChunkHeaderBytes -
+                                                 s::kChunkChecksumBytes) {
+      return fail("the chunk has " + std::to_string(size) +
+                  " bytes but its frame describes a payload of " +
+                  std::to_string(payload));
+    }
+    const size_t body = size - s::kChunkChecksumBytes;
+    if (XXH3_64bits(chunk, body) != byte_io::Load<uint64_t>(chunk + body)) {
+      return fail("checksum mismatch: the chunk is corrupt");
+    }
+    const uint32_t sequence = byte_io::Load<uint32_t>(chunk + 4);
+    const uint64_t dump_id = byte_io::Load<uint64_t>(chunk + 8);
+    const uint64_t offset = byte_io::Load<uint64_t>(chunk + 16);
+    const uint64_t total_size = byte_io::Load<uint64_t>(chunk + 24);
+    const uint32_t num_chunks = byte_io::Load<uint32_t>(chunk + 36);
+    if (sequence != next_sequence_) {
+      return fail("chunk " + std::to_string(sequence) +
+                  " arrived where chunk " + std::to_string(next_sequence_) +
+                  " was expected");
+    }
+    if (sequence > 0 && (dump_id != dump_id_ || num_chunks != num_chunks_ ||
+                         total_size != total_size_)) {
+      return fail("the chunk belongs to another dump");
+    }
+    if (sequence >= num_chunks) {
+      return fail("chunk " + std::to_string(sequence) + " of a dump of " +
+                  std::to_string(num_chunks) + " chunks");
+    }
+    if (sequence == 0) loader_ = CuckooFilterLoader(total_size);
+    if (offset != loader_.bytes_loaded()) {
+      return fail("the chunk starts at byte " + std::to_string(offset) +
+                  ", not at " + std::to_string(loader_.bytes_loaded()));
+    }
+    if (!loader_.Append(chunk + s::kChunkHeaderBytes, payload, error)) {
+      return false;
+    }
+    dump_id_ = dump_id;
+    num_chunks_ = num_chunks;
+    total_size_ = total_size;
+    ++next_sequence_;
+    return true;
   }
 
-  CuckooFilter filter(num_buckets, options);
-  filter.rng_state_ = byte_io::Load<uint64_t>(data + 48);
-  filter.total_kicks_ = byte_io::Load<uint64_t>(data + 56);
-  filter.failed_inserts_ = byte_io::Load<uint64_t>(data + 64);
-  filter.peak_stash_size_ = peak_stash_size;
-  const uint8_t* cursor = data + s::kHeaderBytes;
-  for (uint32_t i = 0; i < stash_size; ++i, cursor += s::kStashEntryBytes) {
-    CuckooFilter::StashEntry entry{byte_io::Load<uint32_t>(cursor),
-                                   byte_io::Load<uint32_t>(cursor + 4)};
-    if (entry.bucket >= num_buckets || entry.fingerprint == 0 ||
-        entry.fingerprint > filter.hashing_.max_fingerprint()) {
-      return fail("stash entry " + std::to_string(i) + " is out of range");
+  bool complete() const {
+    return next_sequence_ != 0 && next_sequence_ == num_chunks_ &&
+           loader_.complete();
+  }
+
+  // After the last chunk: the filter, or nullopt with *error set (missing
+  // chunks, or contents that fail validation). The loader is spent.
+  std::optional<CuckooFilter> Finish(std::string* error) {
+    if (next_sequence_ != num_chunks_ || next_sequence_ == 0) {
+      if (error != nullptr) {
+        *error = "cuckoo filter chunk: " + std::to_string(next_sequence_) +
+                 " of " + std::to_string(num_chunks_) + " chunks loaded";
+      }
+      return std::nullopt;
     }
-    filter.stash_.push_back(entry);
+    return loader_.Finish(error);
   }
-  std::vector<uint8_t>& bytes = filter.table_.mutable_bytes();
-  std::memcpy(bytes.data(), cursor, bytes.size());
-  const size_t data_bytes = bytes.size() - kTablePaddingBytes;
-  for (size_t i = data_bytes; i < bytes.size(); ++i) {
-    if (bytes[i] != 0) return fail("nonzero table padding");
-  }
-  // Bits after the last bucket inside the last data byte must be zero too.
-  const uint64_t used_bits =
-      uint64_t{num_buckets} * options.layout.BitsPerBucket();
-  if (used_bits % 8 != 0 && (bytes[data_bytes - 1] >> (used_bits % 8)) != 0) {
-    return fail("nonzero bits after the last bucket");
-  }
-  uint64_t occupied = 0;
-  for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
-    if (!filter.table_.view().HasValidCode(bucket)) {
-      return fail("bucket " + std::to_string(bucket) +
-                  " has an invalid semi-sort code");
-    }
-    occupied += static_cast<uint64_t>(filter.table_.view().Occupancy(bucket));
-  }
-  if (occupied + stash_size != num_items) {
-    return fail("item count " + std::to_string(num_items) +
-                " disagrees with the " + std::to_string(occupied + stash_size) +
-                " stored fingerprints");
-  }
-  filter.num_items_ = num_items;
-  return filter;
-}
+
+ private:
+  CuckooFilterLoader loader_;
+  uint32_t next_sequence_ = 0;
+  uint32_t num_chunks_ = 0;
+  uint64_t dump_id_ = 0;
+  uint64_t total_size_ = 0;
+};
 
 }  // namespace cuckoo

@@ -142,4 +142,121 @@ class CuckooHashing {
   uint32_t max_fingerprint_;
 };
 
+// The hash-to-position mapping of a table that doubles in place (the
+// dynamic filter's growth; the theory is under "Growth" in cuckoo_filter.h).
+//
+// A growable filter reserves r bits of the key hash in every slot, next to
+// the key's f-bit fingerprint F, and each doubling of the table moves one of
+// them from the slot into the bucket index. After s of the r bits have moved
+// (s doublings; growing by 2^e moves e at once) a key's position is
+//
+//   R      = the top r bits of Remix(hash), independent of F and the bucket
+//   low    = the top s bits of R, kept = the other r - s bits
+//   bucket = base_bucket << s | low,  alternate = base_alternate << s | low
+//   value  = F | kept << f              (the slot's content, f + r - s bits)
+//
+// where base_bucket, base_alternate and F are CuckooHashing's for the base
+// bucket count m0. So AltBucket acts on the high part only and is an
+// involution that never returns its argument, as the base's is, and a slot
+// value in bucket j moves on doubling to bucket j << 1 | (top bit of value),
+// keeping the value's other bits: whichever of its two buckets it was in,
+// that is where Locate at the next level puts it. With r = 0 this is exactly
+// CuckooHashing (m0, f): a filter that cannot grow keeps the original
+// mapping. Like CuckooHashing, this is part of the serialized format.
+class GrowableHashing {
+ public:
+  // base_buckets even and >= 2, key_fingerprint_bits in [4, 32], reserve_bits
+  // <= 32 - key_fingerprint_bits, moved_bits <= reserve_bits, and
+  // base_buckets << moved_bits within kMaxNumBuckets. Callers validate.
+  GrowableHashing(uint32_t base_buckets, int key_fingerprint_bits,
+                  int reserve_bits, int moved_bits)
+      : base_(base_buckets, key_fingerprint_bits),
+        key_fingerprint_bits_(key_fingerprint_bits),
+        reserve_bits_(reserve_bits),
+        moved_bits_(moved_bits),
+        kept_bits_(reserve_bits - moved_bits),
+        num_buckets_(base_buckets << moved_bits),
+        max_fingerprint_(
+            static_cast<uint32_t>(Mask64(key_fingerprint_bits + kept_bits_))) {}
+
+  uint32_t num_buckets() const { return num_buckets_; }
+  uint32_t base_buckets() const { return base_.num_buckets(); }
+  // The largest slot value (slot_bits() ones).
+  uint32_t max_fingerprint() const { return max_fingerprint_; }
+  int key_fingerprint_bits() const { return key_fingerprint_bits_; }
+  int reserve_bits() const { return reserve_bits_; }
+  int moved_bits() const { return moved_bits_; }
+  // Width of a slot value: the key fingerprint and the reserve bits that
+  // have not moved into the bucket index yet.
+  int slot_bits() const { return key_fingerprint_bits_ + kept_bits_; }
+
+  // The mapping after `bits` more reserve bits have moved into the index.
+  GrowableHashing AfterMoving(int bits) const {
+    return GrowableHashing(base_.num_buckets(), key_fingerprint_bits_,
+                           reserve_bits_, moved_bits_ + bits);
+  }
+
+  // The key fingerprint F of a slot value: nonzero for every stored value.
+  uint32_t KeyFingerprint(uint32_t value) const {
+    return value & base_.max_fingerprint();
+  }
+
+  uint32_t AltBucket(uint32_t bucket, uint32_t value) const {
+    if (reserve_bits_ == 0) return base_.AltBucket(bucket, value);
+    const uint32_t low = bucket & LowMask();
+    return base_.AltBucket(bucket >> moved_bits_, KeyFingerprint(value))
+               << moved_bits_ |
+           low;
+  }
+
+  KeyPosition Locate(uint64_t hash) const {
+    const KeyPosition base = base_.Locate(hash);
+    if (reserve_bits_ == 0) return base;
+    const uint32_t reserve =
+        static_cast<uint32_t>(Remix(hash) >> (64 - reserve_bits_));
+    const uint32_t low = reserve >> kept_bits_;
+    const uint32_t kept = reserve & static_cast<uint32_t>(Mask64(kept_bits_));
+    return KeyPosition{base.bucket << moved_bits_ | low,
+                       base.alternate << moved_bits_ | low,
+                       base.fingerprint | kept << key_fingerprint_bits_};
+  }
+
+  // Where a value stored in `bucket` goes when `bits` more reserve bits move
+  // into the index: the value's top `bits` bits are appended to the bucket
+  // index and dropped from the value. Needs bits <= reserve_bits() -
+  // moved_bits().
+  struct SlotMove {
+    uint32_t bucket;
+    uint32_t value;
+  };
+  SlotMove MoveSlot(uint32_t bucket, uint32_t value, int bits) const {
+    const int remaining = slot_bits() - bits;
+    return SlotMove{bucket << bits | value >> remaining,
+                    value & static_cast<uint32_t>(Mask64(remaining))};
+  }
+
+ private:
+  static uint64_t Mask64(int width) {
+    return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  }
+  uint32_t LowMask() const {
+    return static_cast<uint32_t>(Mask64(moved_bits_));
+  }
+  // SplitMix64's finalizer: its top bits are independent of the hash's
+  // halves that pick the base bucket and F.
+  static uint64_t Remix(uint64_t hash) {
+    hash = (hash ^ (hash >> 30)) * 0xBF58476D1CE4E5B9ull;
+    hash = (hash ^ (hash >> 27)) * 0x94D049BB133111EBull;
+    return hash ^ (hash >> 31);
+  }
+
+  CuckooHashing base_;
+  int key_fingerprint_bits_;
+  int reserve_bits_;
+  int moved_bits_;
+  int kept_bits_;
+  uint32_t num_buckets_;
+  uint32_t max_fingerprint_;
+};
+
 }  // namespace cuckoo

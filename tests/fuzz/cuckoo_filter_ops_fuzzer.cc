@@ -2,13 +2,39 @@
 // checked against a multiset model. A key inserted more often than erased is
 // always contained; Count never falls below the model's count; an erase of a
 // key the model holds succeeds; a full insert changes nothing. Operations:
-// Insert, InsertIfAbsent, Erase, and Merge of a second filter of the same
-// geometry that the sequence fills too.
+// Insert, InsertIfAbsent, Erase, Merge of a second filter of the same
+// geometry that the sequence fills too, Grow (filters with an expansion also
+// grow when full), and a chunked dump and load that must give the same
+// filter back.
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <string>
+#include <vector>
 
-#include "cuckoo/cuckoo_filter.h"
+#include "cuckoo/cuckoo_filter_serialization.h"
+
+namespace {
+
+// Dumps the filter in chunks of chunk_bytes and loads it back.
+cuckoo::CuckooFilter DumpAndLoad(const cuckoo::CuckooFilter& filter,
+                                 size_t chunk_bytes) {
+  cuckoo::CuckooFilterDumper dumper(filter, chunk_bytes);
+  cuckoo::CuckooFilterChunkLoader loader;
+  std::vector<uint8_t> chunk;
+  std::string error;
+  while (dumper.Next(&chunk)) {
+    if (!loader.Load(chunk.data(), chunk.size(), &error)) __builtin_trap();
+  }
+  std::optional<cuckoo::CuckooFilter> back = loader.Finish(&error);
+  if (!back) __builtin_trap();
+  if (SerializeCuckooFilter(*back) != SerializeCuckooFilter(filter)) {
+    __builtin_trap();
+  }
+  return std::move(*back);
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
@@ -19,6 +45,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.layout = {layout[0], layout[1], layout[2] != 0};
   options.max_kicks = 1 + data[1] % 64;
   options.stash_capacity = 1 + data[1] / 64;
+  options.max_growths = 3;
+  if ((data[1] & 0x20) != 0 && options.layout.fingerprint_bits <= 29) {
+    options.expansion = (data[1] & 0x10) != 0 ? 4 : 2;
+    if (options.layout.fingerprint_bits > 26) options.max_growths = 1;
+  }
   cuckoo::CuckooFilter filter(2 + data[0] / 8, options);
   cuckoo::CuckooFilter other(filter.NumBuckets(), options);
   std::map<uint64_t, uint32_t> model;
@@ -51,7 +82,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         break;
       default:
-        if (variant) {
+        if (!variant) {
+          if ((data[at] & 2) != 0) {
+            filter.Grow();
+          } else {
+            filter = DumpAndLoad(filter, 1 + (data[at] & 0x3C));
+          }
+        } else {
           const uint64_t size_before = filter.Size();
           if (filter.Merge(other) == cuckoo::InsertResult::kOk) {
             for (const auto& [k, count] : other_model) model[k] += count;

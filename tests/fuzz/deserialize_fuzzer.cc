@@ -1,9 +1,11 @@
 // Fuzz target: DeserializeCuckooFilter on arbitrary bytes. It either
 // rejects them with a reason or accepts a filter whose serialization gives
-// back exactly the same bytes, and that takes lookups and inserts; it never
-// reads outside the buffer. When the
-// first byte is odd, the rest gets a correct checksum first, so that the
-// validation behind the checksum is explored too.
+// back exactly the same bytes (a version 1 input: the same filter, written
+// as version 2), and that takes lookups and inserts; it never reads outside
+// the buffer. A CuckooFilterLoader given the same bytes in two pieces, cut
+// where the first byte says, reaches the same verdict. When the first byte
+// is odd, the rest gets a correct checksum first, so that the validation
+// behind the checksum is explored too.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -28,12 +30,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
   std::string error;
   std::optional<cuckoo::CuckooFilter> filter =
       cuckoo::DeserializeCuckooFilter(copy.get(), size, &error);
+  cuckoo::CuckooFilterLoader loader(size);
+  const size_t cut = size * (input[0] >> 1) / 127;
+  std::string piece_error;
+  const bool pieces_accepted =
+      loader.Append(data, cut, &piece_error) &&
+      loader.Append(data + cut, size - cut, &piece_error) &&
+      loader.Finish(&piece_error).has_value();
+  if (pieces_accepted != filter.has_value()) __builtin_trap();
   if (!filter) {
     if (error.empty()) __builtin_trap();
     return 0;
   }
   const std::vector<uint8_t> again = SerializeCuckooFilter(*filter);
-  if (again.size() != size || std::memcmp(again.data(), data, size) != 0) {
+  if (cuckoo::byte_io::Load<uint16_t>(data + 4) == 1) {
+    std::optional<cuckoo::CuckooFilter> upgraded =
+        cuckoo::DeserializeCuckooFilter(again.data(), again.size(), &error);
+    if (!upgraded || SerializeCuckooFilter(*upgraded) != again ||
+        upgraded->Size() != filter->Size()) {
+      __builtin_trap();
+    }
+  } else if (again.size() != size ||
+             std::memcmp(again.data(), data, size) != 0) {
     __builtin_trap();
   }
   for (uint64_t key = 0; key < 64; ++key) {

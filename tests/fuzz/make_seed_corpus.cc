@@ -52,9 +52,14 @@ int main(int argc, char** argv) {
     }
   }
   for (int layout = 0; layout < 8; ++layout) {
-    std::string ops = {static_cast<char>(layout), static_cast<char>(200)};
-    for (int i = 0; i < 200; ++i) ops += static_cast<char>((i * 37) & 0xBF);
-    Write(root + "/cuckoo_filter_ops", "layout" + std::to_string(layout), ops);
+    // 200: no expansion; 232 (bit 5 set): an expansion of 2.
+    for (int flags : {200, 232}) {
+      std::string ops = {static_cast<char>(layout), static_cast<char>(flags)};
+      for (int i = 0; i < 200; ++i) ops += static_cast<char>((i * 37) & 0xBF);
+      Write(root + "/cuckoo_filter_ops",
+            "layout" + std::to_string(layout) + (flags == 232 ? "_grows" : ""),
+            ops);
+    }
   }
   const cuckoo::BucketLayout layouts[] = {
       {4, 12, false}, {4, 10, true}, {2, 7, false}, {8, 32, false}};
@@ -62,6 +67,10 @@ int main(int argc, char** argv) {
     cuckoo::CuckooFilterOptions options;
     options.layout = layout;
     options.max_kicks = 10;
+    if (layout.fingerprint_bits < 32) {
+      options.expansion = 2;
+      options.max_growths = 3;
+    }
     cuckoo::CuckooFilter filter(4, options);
     for (uint64_t i = 0; i < 40; ++i) filter.Insert(i * 0x9E3779B97F4A7C15ull);
     const std::vector<uint8_t> bytes = SerializeCuckooFilter(filter);
