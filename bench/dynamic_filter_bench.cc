@@ -25,16 +25,29 @@
 //                                  the same fingerprints would add up to
 //                                  (chained_fpr, RedisBloom's design)
 //
+// Threads (plain 12-bit, 2^18 buckets in all, 85% load, 50% positive):
+//   concurrent/lookup/<filter>/threads:<n>   Contains from n threads at once
+//   concurrent/mixed/<filter>/threads:<n>    the same with one call in 16 an
+//                                  Insert of a new key or an Erase of one
+// <filter>: "sharded", ConcurrentCuckooFilter; "rwlock", one CuckooFilter
+// behind a std::shared_mutex (the design it replaced); "unshared", each
+// thread its own copy of a CuckooFilter, unsynchronized: what this machine
+// gives two independent threads, the ceiling of the others' scaling.
+// items_per_second is the total over the threads, in real time.
+//
 // usage: dynamic_filter_bench [google benchmark flags]
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <mutex>
 #include <random>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "cuckoo/concurrent_cuckoo_filter.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/hashing.h"
 
@@ -274,6 +287,87 @@ void GrowthFpr(benchmark::State& state, uint32_t growths) {
   }
 }
 
+// One CuckooFilter behind a reader-writer lock.
+class RwLockedFilter {
+ public:
+  RwLockedFilter(uint64_t buckets, const cuckoo::CuckooFilterOptions& options)
+      : filter_(buckets, options) {}
+  bool Contains(uint64_t hash) const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    return filter_.Contains(hash);
+  }
+  cuckoo::InsertResult Insert(uint64_t hash) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    return filter_.Insert(hash);
+  }
+  bool Erase(uint64_t hash) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    return filter_.Erase(hash);
+  }
+
+ private:
+  mutable std::shared_mutex mutex_;
+  cuckoo::CuckooFilter filter_;
+};
+
+// A CuckooFilter of each thread's own.
+class UnsharedFilter {
+ public:
+  UnsharedFilter(uint64_t buckets, const cuckoo::CuckooFilterOptions& options)
+      : filter_(buckets, options) {}
+  bool Contains(uint64_t hash) const { return Mine().Contains(hash); }
+  cuckoo::InsertResult Insert(uint64_t hash) { return Mine().Insert(hash); }
+  bool Erase(uint64_t hash) { return Mine().Erase(hash); }
+
+ private:
+  cuckoo::CuckooFilter& Mine() const {
+    thread_local cuckoo::CuckooFilter copy = filter_;
+    return copy;
+  }
+  cuckoo::CuckooFilter filter_;
+};
+
+template <typename Filter>
+Filter& SharedFilter() {
+  static Filter* filter = [] {
+    auto* made =
+        new Filter(kBuckets, Options(kGrowthFingerprintBits, /*semi=*/false));
+    const std::vector<uint64_t>& hashes = KeyHashes();
+    const size_t keys = static_cast<size_t>(kGrowthLoad * kBuckets * 4);
+    for (size_t i = 0; i < keys; ++i) made->Insert(hashes[i]);
+    return made;
+  }();
+  return *filter;
+}
+
+template <typename Filter>
+void ConcurrentOps(benchmark::State& state, bool mixed) {
+  Filter& filter = SharedFilter<Filter>();
+  const std::vector<uint64_t> mix = LookupMix(50);
+  // Each thread starts elsewhere in the mix, and writes its own new keys:
+  // inserted, then erased one call in 16 later.
+  size_t i = static_cast<size_t>(state.thread_index()) * 100003 % mix.size();
+  uint64_t own_key = uint64_t{0x9E3779B97F4A7C15} * (state.thread_index() + 1);
+  uint64_t matches = 0;
+  uint64_t op = 0;
+  for (auto _ : state) {
+    if (i == mix.size()) i = 0;
+    if (mixed && (++op & 15) == 0) {
+      const uint64_t hash = cuckoo::HashKey(&own_key, sizeof(own_key));
+      if ((op & 16) == 0) {
+        matches += filter.Insert(hash) == cuckoo::InsertResult::kOk;
+      } else {
+        matches += filter.Erase(hash);
+        ++own_key;
+      }
+    } else {
+      matches += filter.Contains(mix[i++]);
+    }
+  }
+  benchmark::DoNotOptimize(matches);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
 void RegisterAll() {
   struct Layout {
     int fingerprint_bits;
@@ -317,6 +411,25 @@ void RegisterAll() {
               .c_str(),
           GrowthLookup, grown, positive);
     }
+  }
+  for (bool mixed : {false, true}) {
+    const std::string kind = mixed ? "concurrent/mixed/" : "concurrent/lookup/";
+    benchmark::RegisterBenchmark((kind + "sharded").c_str(),
+                                 ConcurrentOps<cuckoo::ConcurrentCuckooFilter>,
+                                 mixed)
+        ->Threads(1)
+        ->Threads(2)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((kind + "rwlock").c_str(),
+                                 ConcurrentOps<RwLockedFilter>, mixed)
+        ->Threads(1)
+        ->Threads(2)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((kind + "unshared").c_str(),
+                                 ConcurrentOps<UnsharedFilter>, mixed)
+        ->Threads(1)
+        ->Threads(2)
+        ->UseRealTime();
   }
   for (uint32_t k = 0; k <= kMaxGrowths; ++k) {
     benchmark::RegisterBenchmark(("growth/fpr/k:" + std::to_string(k)).c_str(),

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Compile-only check against RocksDB releases that CI does not build: the
-# plugin's sources, the tests and the benchmarks against each release's
-# headers (public and internal), with the C++ standard that release needs
-# and with RocksDB's own -Woverloaded-virtual, warnings as errors. Nothing is
-# linked; scripts/test-rocksdb-versions.sh builds and tests them for real.
+# plugin's sources, the tests, the benchmarks and the examples against each
+# release's headers (public and internal), with the C++ standard that
+# release needs and with RocksDB's own -Woverloaded-virtual, warnings as
+# errors. Nothing is linked; scripts/test-rocksdb-versions.sh builds and
+# tests them for real.
 #
 # usage: scripts/check-compile-versions.sh [VERSION...]
 #   default: 9.10.0 9.11.2 10.10.1 (CI tests 7.8.3 and 11.8.1 in full)
@@ -16,7 +17,7 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
 
 cd "$repo_root"
 sources=(plugin/*.cc tests/plugin/*.cc tests/format/*.cc bench/*.cc bench/compare/*.cc
-  tests/bench/*.cc tests/fuzz/*.cc)
+  tests/bench/*.cc tests/fuzz/*.cc examples/*/*.cc)
 for version in "${versions[@]}"; do
   tree=$("$repo_root/scripts/fetch-rocksdb-source.sh" "$cache/headers" "$version")
   standard=c++17

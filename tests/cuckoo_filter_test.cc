@@ -1,14 +1,10 @@
 // Tests of the dynamic CuckooFilter: no false negatives in every layout,
 // false-positive rates against the formula, delete and duplicate semantics,
-// the stash, non-power-of-two sizes, and the thread-safe wrapper.
+// the stash, non-power-of-two sizes, the API and serialization.
 #include "cuckoo/cuckoo_filter.h"
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <thread>
-
-#include "cuckoo/concurrent_cuckoo_filter.h"
 #include "cuckoo/cuckoo_filter_serialization.h"
 #include "cuckoo/sizing.h"
 #include "test_util.h"
@@ -525,55 +521,6 @@ TEST(CuckooFilterSerializationTest, RejectsWellSealedButInconsistentContents) {
   byte_io::Store<uint32_t>(bad.data() + 28,
                            filter.options().stash_capacity + 1);
   expect_rejected(bad, "peak");
-}
-
-TEST(ConcurrentCuckooFilterTest, ParallelInsertsEraseAndLookupsStayConsistent) {
-  ConcurrentCuckooFilter filter(1 << 14, Options(4, 16, true));
-  constexpr int kWriters = 3;
-  constexpr int kKeysPerWriter = 12000;
-  std::atomic<bool> wrong{false};
-  std::vector<std::thread> threads;
-  for (int w = 0; w < kWriters; ++w) {
-    threads.emplace_back([&, w] {
-      HashStream stream(100 + w);
-      std::vector<uint64_t> mine;
-      for (int i = 0; i < kKeysPerWriter; ++i) {
-        const uint64_t key = stream.Next();
-        if (filter.Insert(key) != InsertResult::kOk) wrong = true;
-        mine.push_back(key);
-        // Re-check an earlier key of this writer (one it keeps: index
-        // multiple of 4) while others write.
-        if (!filter.Contains(mine[(static_cast<size_t>(i) / 2) & ~size_t{3}])) {
-          wrong = true;
-        }
-        // Erase every fourth key again.
-        if (i % 4 == 3 && !filter.Erase(mine[static_cast<size_t>(i)]))
-          wrong = true;
-      }
-    });
-  }
-  std::atomic<bool> stop{false};
-  std::thread reader([&] {
-    HashStream stream(999);
-    uint64_t sink = 0;
-    while (!stop) sink += filter.Contains(stream.Next()) + filter.Size() % 2;
-    (void)sink;
-  });
-  for (std::thread& t : threads) t.join();
-  stop = true;
-  reader.join();
-  EXPECT_FALSE(wrong);
-  EXPECT_EQ(filter.Size(),
-            static_cast<uint64_t>(kWriters * kKeysPerWriter * 3 / 4));
-  for (int w = 0; w < kWriters; ++w) {
-    HashStream stream(100 + w);
-    for (int i = 0; i < kKeysPerWriter; ++i) {
-      const uint64_t key = stream.Next();
-      if (i % 4 != 3) {
-        ASSERT_TRUE(filter.Contains(key));
-      }
-    }
-  }
 }
 
 }  // namespace

@@ -1,11 +1,45 @@
-// A thread-safe CuckooFilter: a reader-writer lock around the dynamic filter.
-// Lookups share the lock and run in parallel; Insert and Erase take it
-// exclusively, because a kick-out walk may touch any bucket of the table.
+// The thread-safe dynamic filter: CuckooFilter shards, each written under
+// its own lock, read without taking any lock, and a reader protocol that
+// keeps lookups off shared cache lines.
+//
+// Design
+// ------
+// A reader-writer lock around one filter makes every lookup write the lock's
+// cache line, so two threads looking up keys pass that line between their
+// cores on every call, and the second thread adds little. Here:
+//
+//   * The filter is split into shards, independent CuckooFilters; a key
+//     belongs to the shard picked by bits of its hash that the shard's own
+//     bucket and fingerprint do not use. An insert or erase locks only its
+//     shard (its kick-out walk, and a growth, stay inside that shard), so
+//     writers of different shards run in parallel.
+//   * A lookup takes no lock. It announces itself in a reader slot of its
+//     own (one cache line per slot, written only by the threads mapped to
+//     it), checks that no writer is inside its shard, reads, and leaves:
+//     entries and exits are two counters of the slot. A writer raises its
+//     shard's flag, then waits until every slot has as many exits as it had
+//     entries when the flag went up; a reader that arrives later sees the
+//     flag, leaves, and waits for the writer to finish. Entries and exits
+//     are sequentially consistent against the flag (Dekker's pattern), so
+//     either the writer sees the reader or the reader sees the writer.
+//     Readers write only their own slot; the flags are read-mostly lines.
+//
+// Guarantee: operations are linearizable. After Insert returns kOk, every
+// lookup that starts later, in any thread, finds the key (until it is
+// erased). Size(), Info() and Serialize() see each shard at one instant,
+// the shards one after another.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <mutex>
-#include <shared_mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -15,53 +49,251 @@ namespace cuckoo {
 
 class ConcurrentCuckooFilter {
  public:
+  static constexpr uint32_t kDefaultShards = 64;
+
+  // A filter of about num_buckets buckets in all, in `shards` shards of
+  // num_buckets / shards buckets each (at least 2), with the options of
+  // each shard (an expansion grows each shard on its own). Throws as
+  // CuckooFilter does, and std::invalid_argument for 0 or over 2^16 shards.
   explicit ConcurrentCuckooFilter(uint64_t num_buckets,
-                                  const CuckooFilterOptions& options = {})
-      : filter_(num_buckets, options) {}
-  explicit ConcurrentCuckooFilter(CuckooFilter filter)
-      : filter_(std::move(filter)) {}
+                                  const CuckooFilterOptions& options = {},
+                                  uint32_t shards = kDefaultShards)
+      : shards_(CheckedShardCount(shards)) {
+    const uint64_t per_shard = (num_buckets + shards - 1) / shards;
+    for (uint32_t i = 0; i < shards; ++i) {
+      CuckooFilterOptions shard_options = options;
+      shard_options.seed = options.seed + i;
+      shards_[i].filter.emplace(per_shard, shard_options);
+    }
+  }
 
   InsertResult Insert(uint64_t hash) {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
-    return filter_.Insert(hash);
+    return Write(hash,
+                 [hash](CuckooFilter& filter) { return filter.Insert(hash); });
+  }
+  // CuckooFilter::InsertIfAbsent, with its false-positive caveat.
+  InsertResult InsertIfAbsent(uint64_t hash) {
+    return Write(hash, [hash](CuckooFilter& filter) {
+      return filter.InsertIfAbsent(hash);
+    });
   }
   bool Erase(uint64_t hash) {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
-    return filter_.Erase(hash);
+    return Write(hash,
+                 [hash](CuckooFilter& filter) { return filter.Erase(hash); });
   }
   void Clear() {
-    std::unique_lock<std::shared_mutex> lock(mutex_);
-    filter_.Clear();
+    for (Shard& shard : shards_) {
+      WriteShard(shard, [](CuckooFilter& filter) {
+        filter.Clear();
+        return true;
+      });
+    }
   }
 
   bool Contains(uint64_t hash) const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    return filter_.Contains(hash);
+    return Read(ShardOf(hash), [hash](const CuckooFilter& filter) {
+      return filter.Contains(hash);
+    });
   }
   void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    filter_.ContainsBatch(hashes, count, out);
+    for (size_t i = 0; i < count; ++i) out[i] = Contains(hashes[i]);
   }
   uint32_t Count(uint64_t hash) const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    return filter_.Count(hash);
+    return Read(ShardOf(hash), [hash](const CuckooFilter& filter) {
+      return filter.Count(hash);
+    });
   }
+
+  uint32_t NumShards() const { return static_cast<uint32_t>(shards_.size()); }
   uint64_t Size() const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    return filter_.Size();
+    uint64_t size = 0;
+    for (const Shard& shard : shards_) {
+      size += Read(shard, [](const CuckooFilter& f) { return f.Size(); });
+    }
+    return size;
   }
-  CuckooFilterStats Stats() const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    return filter_.Stats();
+
+  // The shards' CF.INFO fields added up; num_growths is the most any shard
+  // has grown.
+  CuckooFilterInfo Info() const {
+    CuckooFilterInfo total;
+    for (const Shard& shard : shards_) {
+      const CuckooFilterInfo info =
+          Read(shard, [](const CuckooFilter& f) { return f.Info(); });
+      total.size_in_bytes += info.size_in_bytes;
+      total.num_buckets += info.num_buckets;
+      total.num_growths = std::max(total.num_growths, info.num_growths);
+      total.items_inserted += info.items_inserted;
+      total.items_deleted += info.items_deleted;
+      total.bucket_size = info.bucket_size;
+      total.expansion = info.expansion;
+      total.max_iterations = info.max_iterations;
+    }
+    return total;
   }
+
+  // Format: magic "CKS\x01", shard count (4), then per shard its size (8)
+  // and its serialized filter (cuckoo_filter_serialization.h), then the
+  // XXH3-64 of every byte before it. Little-endian.
   std::vector<uint8_t> Serialize() const {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    return SerializeCuckooFilter(filter_);
+    std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
+    AppendLittleEndian<uint32_t>(&out, NumShards());
+    for (const Shard& shard : shards_) {
+      const std::vector<uint8_t> bytes = Read(shard, [](const CuckooFilter& f) {
+        return SerializeCuckooFilter(f);
+      });
+      AppendLittleEndian<uint64_t>(&out, bytes.size());
+      out.insert(out.end(), bytes.begin(), bytes.end());
+    }
+    AppendLittleEndian<uint64_t>(&out, XXH3_64bits(out.data(), out.size()));
+    return out;
+  }
+
+  // Reads Serialize()'s bytes; nullptr, with *error set, for bytes that are
+  // not a valid filter.
+  static std::unique_ptr<ConcurrentCuckooFilter> Deserialize(
+      const uint8_t* data, size_t size, std::string* error) {
+    auto fail = [error](const std::string& why) {
+      if (error != nullptr) *error = "concurrent cuckoo filter: " + why;
+      return nullptr;
+    };
+    constexpr size_t kFixed = sizeof(kMagic) + 4 + 8;
+    if (data == nullptr || size < kFixed ||
+        std::memcmp(data, kMagic, sizeof(kMagic)) != 0) {
+      return fail("not a serialized concurrent cuckoo filter");
+    }
+    if (XXH3_64bits(data, size - 8) !=
+        byte_io::Load<uint64_t>(data + size - 8)) {
+      return fail("checksum mismatch: the buffer is corrupt");
+    }
+    const uint32_t shards = byte_io::Load<uint32_t>(data + sizeof(kMagic));
+    if (shards == 0 || shards > kMaxShards) {
+      return fail(std::to_string(shards) + " shards");
+    }
+    std::unique_ptr<ConcurrentCuckooFilter> filter(
+        new ConcurrentCuckooFilter(shards));
+    size_t at = sizeof(kMagic) + 4;
+    const size_t end = size - 8;
+    for (uint32_t i = 0; i < shards; ++i) {
+      if (end - at < 8) return fail("truncated at shard " + std::to_string(i));
+      const uint64_t length = byte_io::Load<uint64_t>(data + at);
+      at += 8;
+      if (length > end - at) {
+        return fail("shard " + std::to_string(i) + " runs past the end");
+      }
+      std::string why;
+      std::optional<CuckooFilter> shard =
+          DeserializeCuckooFilter(data + at, static_cast<size_t>(length), &why);
+      if (!shard) return fail("shard " + std::to_string(i) + ": " + why);
+      filter->shards_[i].filter.emplace(std::move(*shard));
+      at += static_cast<size_t>(length);
+    }
+    if (at != end) return fail("bytes after the last shard");
+    return filter;
   }
 
  private:
-  mutable std::shared_mutex mutex_;
-  CuckooFilter filter_;
+  static constexpr uint8_t kMagic[4] = {'C', 'K', 'S', 0x01};
+  static constexpr uint32_t kMaxShards = 1u << 16;
+  static constexpr size_t kReaderSlots = 32;
+
+  struct alignas(64) Shard {
+    std::atomic<bool> writing{false};
+    std::mutex mutex;  // held by the shard's writer
+    std::optional<CuckooFilter> filter;
+  };
+  struct alignas(64) ReaderSlot {
+    std::atomic<uint64_t> entries{0};
+    std::atomic<uint64_t> exits{0};
+  };
+
+  explicit ConcurrentCuckooFilter(uint32_t shards) : shards_(shards) {}
+
+  static uint32_t CheckedShardCount(uint32_t shards) {
+    if (shards == 0 || shards > kMaxShards) {
+      throw std::invalid_argument(
+          "concurrent cuckoo filter: " + std::to_string(shards) +
+          " shards is not in [1, 65536]");
+    }
+    return shards;
+  }
+
+  template <typename T>
+  static void AppendLittleEndian(std::vector<uint8_t>* out, T value) {
+    uint8_t bytes[sizeof(T)];
+    byte_io::Store<T>(bytes, value);
+    out->insert(out->end(), bytes, bytes + sizeof(T));
+  }
+
+  // A shard from bits of the hash no shard uses for itself: the shard's
+  // bucket and fingerprint come from the hash's high bits of each half and
+  // its growth bits from the top of another mix, so this takes the high
+  // bits of a third, independent mix.
+  const Shard& ShardOf(uint64_t hash) const {
+    const uint64_t mixed = (hash ^ (hash >> 33)) * 0xFF51AFD7ED558CCDull;
+    return shards_[FastRange32(static_cast<uint32_t>(mixed >> 32),
+                               static_cast<uint32_t>(shards_.size()))];
+  }
+  Shard& ShardOf(uint64_t hash) {
+    return const_cast<Shard&>(std::as_const(*this).ShardOf(hash));
+  }
+
+  ReaderSlot& MySlot() const {
+    static std::atomic<uint32_t> next_thread{0};
+    thread_local const uint32_t thread_index = next_thread.fetch_add(1);
+    return slots_[thread_index % kReaderSlots];
+  }
+
+  // Waits a little: spinning first (a reader or an insert is done in well
+  // under a microsecond), then giving the core away (a growth is not).
+  static void Pause(int* spins) {
+    if (++*spins > 256) std::this_thread::yield();
+  }
+
+  template <typename Op>
+  std::invoke_result_t<Op&, const CuckooFilter&> Read(const Shard& shard,
+                                                      Op&& op) const {
+    ReaderSlot& slot = MySlot();
+    for (;;) {
+      slot.entries.fetch_add(1, std::memory_order_seq_cst);
+      if (!shard.writing.load(std::memory_order_seq_cst)) {
+        auto result = op(*shard.filter);
+        slot.exits.fetch_add(1, std::memory_order_release);
+        return result;
+      }
+      slot.exits.fetch_add(1, std::memory_order_release);
+      for (int spins = 0; shard.writing.load(std::memory_order_acquire);) {
+        Pause(&spins);
+      }
+    }
+  }
+
+  template <typename Op>
+  std::invoke_result_t<Op&, CuckooFilter&> Write(uint64_t hash, Op&& op) {
+    return WriteShard(ShardOf(hash), std::forward<Op>(op));
+  }
+
+  template <typename Op>
+  std::invoke_result_t<Op&, CuckooFilter&> WriteShard(Shard& shard, Op&& op) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    shard.writing.store(true, std::memory_order_seq_cst);
+    // Wait out the readers that entered before the flag went up.
+    for (ReaderSlot& slot : slots_) {
+      const uint64_t entered = slot.entries.load(std::memory_order_seq_cst);
+      for (int spins = 0;
+           slot.exits.load(std::memory_order_acquire) < entered;) {
+        Pause(&spins);
+      }
+    }
+    struct Lower {
+      Shard& shard;
+      ~Lower() { shard.writing.store(false, std::memory_order_release); }
+    } lower{shard};
+    return op(*shard.filter);
+  }
+
+  std::vector<Shard> shards_;
+  mutable ReaderSlot slots_[kReaderSlots];
 };
 
 }  // namespace cuckoo

@@ -1,0 +1,492 @@
+// The cache-penetration example: a small catalogue service over a RocksDB
+// database (itself using the cuckoofilter policy), with an LRU cache and a
+// gate in front of it. A request for an ID goes to the cache, then to the
+// gate, and reaches the database only when the gate says the ID may exist,
+// so requests for IDs that do not exist (a scraper, an attack, stale links)
+// are answered without a database read.
+//
+// Three gates run side by side on the same traffic:
+//   cuckoo          the thread-safe dynamic cuckoo filter: loaded from the
+//                   database at start, kept in sync on every put and delete,
+//                   growing as the catalogue grows;
+//   bloom           a Bloom filter of equal false-positive target: it cannot
+//                   delete, so deleted IDs keep passing it, and it must be
+//                   sized for the largest catalogue up front;
+//   counting_bloom  a counting Bloom filter (4-bit counters): it can delete,
+//                   at about 4 times the Bloom filter's memory.
+//
+// Traffic, in windows: 85% of requests for IDs that exist, 15% for IDs that
+// do not (about half of them IDs deleted earlier in the run); over the run
+// 5% of the items are deleted and 20% more are added. Per window and gate it
+// writes the gate's false-positive rate, the database reads it avoided and
+// let through, its false negatives (existing IDs it turned away, which must
+// be 0), and its memory.
+//
+// usage: cache_penetration --db DIR [--items N] [--requests N]
+//                          [--windows N] [--csv FILE]
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cuckoo/concurrent_cuckoo_filter.h"
+#include "cuckoo/counting_bloom_filter.h"
+#include "cuckoo/hashing.h"
+#include "cuckoo_filter_policy.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/db.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/table.h"
+#include "rocksdb/utilities/object_registry.h"
+
+namespace {
+
+namespace rdb = ROCKSDB_NAMESPACE;
+
+struct Flags {
+  std::string db;
+  uint64_t items = 200000;
+  uint64_t requests = 2000000;
+  int windows = 20;
+  std::string csv;
+};
+
+[[noreturn]] void Usage(const char* why) {
+  std::fprintf(stderr,
+               "cache_penetration: %s\nusage: cache_penetration --db DIR "
+               "[--items N] [--requests N] [--windows N] [--csv FILE]\n",
+               why);
+  std::exit(2);
+}
+
+uint64_t ParseCount(const char* text, const char* flag) {
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || value == 0 || text[0] == '-') {
+    std::fprintf(stderr, "cache_penetration: %s wants a positive integer\n",
+                 flag);
+    std::exit(2);
+  }
+  return value;
+}
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) Usage(("missing value after " + arg).c_str());
+    const char* value = argv[++i];
+    if (arg == "--db") {
+      flags.db = value;
+    } else if (arg == "--items") {
+      flags.items = ParseCount(value, "--items");
+    } else if (arg == "--requests") {
+      flags.requests = ParseCount(value, "--requests");
+    } else if (arg == "--windows") {
+      flags.windows = static_cast<int>(
+          std::min<uint64_t>(ParseCount(value, "--windows"), 1000));
+    } else if (arg == "--csv") {
+      flags.csv = value;
+    } else {
+      Usage(("unknown flag " + arg).c_str());
+    }
+  }
+  if (flags.db.empty()) Usage("--db is required");
+  return flags;
+}
+
+std::string ItemKey(uint64_t id) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "item:%012" PRIu64, id);
+  return buffer;
+}
+
+uint64_t KeyHash(const std::string& key) {
+  return cuckoo::HashKey(key.data(), key.size());
+}
+
+// A plain Bloom filter over key hashes: k probes by double hashing into one
+// bit array. No delete.
+class BloomGate {
+ public:
+  BloomGate(uint64_t capacity, double bits_per_key)
+      : bits_(std::max<uint64_t>(
+            64, static_cast<uint64_t>(bits_per_key * capacity))),
+        words_((bits_ + 63) / 64, 0),
+        probes_(std::max(
+            1, static_cast<int>(std::lround(bits_per_key * std::log(2.0))))) {}
+  void Add(uint64_t hash) {
+    for (int i = 0; i < probes_; ++i) {
+      const uint64_t bit = Probe(hash, i);
+      words_[bit / 64] |= uint64_t{1} << (bit % 64);
+    }
+  }
+  bool MayContain(uint64_t hash) const {
+    for (int i = 0; i < probes_; ++i) {
+      const uint64_t bit = Probe(hash, i);
+      if ((words_[bit / 64] >> (bit % 64) & 1) == 0) return false;
+    }
+    return true;
+  }
+  size_t SizeInBytes() const { return words_.size() * sizeof(uint64_t); }
+
+ private:
+  uint64_t Probe(uint64_t hash, int i) const {
+    const uint64_t h = static_cast<uint32_t>(hash) +
+                       static_cast<uint64_t>(i) * ((hash >> 32) | 1);
+    return static_cast<uint64_t>(
+        (static_cast<unsigned __int128>(h * 0x9E3779B97F4A7C15ull) * bits_) >>
+        64);
+  }
+  uint64_t bits_;
+  std::vector<uint64_t> words_;
+  int probes_;
+};
+
+// An LRU cache of item values.
+class LruCache {
+ public:
+  explicit LruCache(size_t capacity) : capacity_(capacity) {}
+  bool Get(const std::string& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return false;
+    order_.splice(order_.begin(), order_, it->second);
+    return true;
+  }
+  void Put(const std::string& key) {
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      order_.splice(order_.begin(), order_, it->second);
+      return;
+    }
+    order_.push_front(key);
+    index_[key] = order_.begin();
+    if (order_.size() > capacity_) {
+      index_.erase(order_.back());
+      order_.pop_back();
+    }
+  }
+  void Erase(const std::string& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return;
+    order_.erase(it->second);
+    index_.erase(it);
+  }
+
+ private:
+  size_t capacity_;
+  std::list<std::string> order_;
+  std::unordered_map<std::string, std::list<std::string>::iterator> index_;
+};
+
+// What one gate did in one window.
+struct GateCounts {
+  uint64_t absent_requests = 0;  // requests for IDs that do not exist
+  uint64_t passed_absent = 0;    // ... that the gate let through
+  uint64_t db_reads = 0;         // cache misses the gate let through
+  uint64_t db_reads_avoided = 0;
+  uint64_t false_negatives = 0;  // existing IDs the gate turned away
+};
+
+class Gates {
+ public:
+  static constexpr int kCount = 3;
+  static constexpr const char* kNames[kCount] = {"cuckoo", "bloom",
+                                                 "counting_bloom"};
+
+  Gates(uint64_t initial_items, uint64_t max_items)
+      : cuckoo_(CuckooGateBuckets(initial_items), CuckooGateOptions()),
+        bloom_(max_items, kBloomBitsPerKey),
+        counting_(cuckoo::CountingBloomFilter::ForCapacity(
+            max_items, kTargetFalsePositiveRate)) {}
+
+  void Add(uint64_t hash) {
+    if (cuckoo_.Insert(hash) != cuckoo::InsertResult::kOk) {
+      std::fprintf(stderr, "cache_penetration: the cuckoo gate is full\n");
+      std::exit(1);
+    }
+    bloom_.Add(hash);
+    counting_.Add(hash);
+  }
+  void Remove(uint64_t hash) {
+    cuckoo_.Erase(hash);
+    counting_.Remove(hash);
+  }
+  bool MayContain(int gate, uint64_t hash) const {
+    switch (gate) {
+      case 0:
+        return cuckoo_.Contains(hash);
+      case 1:
+        return bloom_.MayContain(hash);
+      default:
+        return counting_.Contains(hash);
+    }
+  }
+  size_t SizeInBytes(int gate) const {
+    switch (gate) {
+      case 0:
+        return cuckoo_.Info().size_in_bytes;
+      case 1:
+        return bloom_.SizeInBytes();
+      default:
+        return static_cast<size_t>(counting_.SizeInBytes());
+    }
+  }
+  uint32_t CuckooGrowths() const { return cuckoo_.Info().num_growths; }
+
+ private:
+  // 1% target for all three: 12-bit fingerprints (about 0.2% at 95% load),
+  // 10 bits per key for the Bloom filter (about 0.8%), and the counting
+  // Bloom filter sized for 1%.
+  static constexpr double kTargetFalsePositiveRate = 0.01;
+  static constexpr double kBloomBitsPerKey = 10;
+
+  static cuckoo::CuckooFilterOptions CuckooGateOptions() {
+    cuckoo::CuckooFilterOptions options;
+    options.layout = cuckoo::BucketLayout{4, 12, false};
+    // Each allowed growth reserves a bit per slot (see cuckoo_filter.h):
+    // two growths double the catalogue twice over.
+    options.expansion = 2;
+    options.max_growths = 2;
+    return options;
+  }
+  // Sized for the catalogue at start, with the dynamic filter's margin; it
+  // grows as the catalogue does.
+  static uint64_t CuckooGateBuckets(uint64_t items) {
+    return static_cast<uint64_t>(std::ceil(items / (4 * 0.9)));
+  }
+
+  cuckoo::ConcurrentCuckooFilter cuckoo_;
+  BloomGate bloom_;
+  cuckoo::CountingBloomFilter counting_;
+};
+
+std::unique_ptr<rdb::DB> OpenCatalogue(const std::string& path) {
+  rdb::ConfigOptions config;
+  config.ignore_unknown_options = false;
+  config.ignore_unsupported_options = false;
+  rocksdb_cuckoo::cuckoo_filter_register(*rdb::ObjectLibrary::Default(),
+                                         "cuckoo");
+  rdb::BlockBasedTableOptions table;
+  rdb::Status status = rdb::GetBlockBasedTableOptionsFromString(
+      config, rdb::BlockBasedTableOptions(), "filter_policy=cuckoofilter:10",
+      &table);
+  if (!status.ok() || table.filter_policy == nullptr ||
+      std::strcmp(table.filter_policy->Name(),
+                  rocksdb_cuckoo::CuckooFilterPolicy::kClassName()) != 0) {
+    std::fprintf(stderr, "cache_penetration: cuckoofilter not in effect: %s\n",
+                 status.ToString().c_str());
+    std::exit(1);
+  }
+  rdb::Options options;
+  options.create_if_missing = true;
+  options.error_if_exists = true;
+  options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
+  rdb::DB* db = nullptr;
+  status = rdb::DB::Open(options, path, &db);
+  if (!status.ok()) {
+    std::fprintf(stderr, "cache_penetration: cannot open %s: %s\n",
+                 path.c_str(), status.ToString().c_str());
+    std::exit(1);
+  }
+  return std::unique_ptr<rdb::DB>(db);
+}
+
+void Check(const rdb::Status& status, const char* what) {
+  if (!status.ok()) {
+    std::fprintf(stderr, "cache_penetration: %s: %s\n", what,
+                 status.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Flags flags = ParseFlags(argc, argv);
+  std::unique_ptr<rdb::DB> db = OpenCatalogue(flags.db);
+  const std::string value(100, 'v');
+
+  // The catalogue: IDs 0..items-1 at start; added IDs continue from there.
+  std::vector<uint64_t> live;  // IDs that exist, in no order
+  std::unordered_map<uint64_t, size_t> live_index;
+  for (uint64_t id = 0; id < flags.items; ++id) {
+    Check(db->Put(rdb::WriteOptions(), ItemKey(id), value), "put");
+    live_index[id] = live.size();
+    live.push_back(id);
+  }
+  Check(db->Flush(rdb::FlushOptions()), "flush");
+  const uint64_t additions = flags.items / 5;
+  const uint64_t deletions = flags.items / 20;
+  uint64_t next_id = flags.items;
+
+  // The gates are loaded from the database, as a restarted service would.
+  Gates gates(flags.items, flags.items + additions);
+  {
+    std::unique_ptr<rdb::Iterator> it(db->NewIterator(rdb::ReadOptions()));
+    uint64_t loaded = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++loaded) {
+      gates.Add(KeyHash(it->key().ToString()));
+    }
+    Check(it->status(), "scan");
+    if (loaded != flags.items) {
+      std::fprintf(stderr,
+                   "cache_penetration: loaded %" PRIu64 " of %" PRIu64
+                   " items\n",
+                   loaded, flags.items);
+      return 1;
+    }
+  }
+
+  LruCache cache(flags.items / 10);
+  std::vector<uint64_t> deleted;
+  std::mt19937_64 rng(42);
+  FILE* csv = flags.csv.empty() ? nullptr : std::fopen(flags.csv.c_str(), "w");
+  if (!flags.csv.empty() && csv == nullptr) {
+    std::fprintf(stderr, "cache_penetration: cannot write %s\n",
+                 flags.csv.c_str());
+    return 1;
+  }
+  if (csv != nullptr) {
+    std::fprintf(csv,
+                 "window,gate,items,false_positive_rate,db_reads,"
+                 "db_reads_avoided,false_negatives,memory_bytes\n");
+  }
+  std::printf("%-6s %-15s %9s %9s %10s %10s %6s %10s\n", "window", "gate",
+              "items", "fpr", "db_reads", "avoided", "fn", "memory_KiB");
+  GateCounts totals[Gates::kCount];
+  const uint64_t per_window = flags.requests / flags.windows;
+  for (int window = 0; window < flags.windows; ++window) {
+    // This window's share of the churn, spread over its requests.
+    const uint64_t adds = additions / flags.windows;
+    const uint64_t dels = deletions / flags.windows;
+    const uint64_t churn_every =
+        std::max<uint64_t>(1, per_window / std::max<uint64_t>(1, adds + dels));
+    uint64_t added = 0, removed = 0;
+    GateCounts counts[Gates::kCount];
+    for (uint64_t r = 0; r < per_window; ++r) {
+      if (r % churn_every == 0 && (added < adds || removed < dels)) {
+        if (added * dels <= removed * adds && added < adds) {
+          const uint64_t id = next_id++;
+          Check(db->Put(rdb::WriteOptions(), ItemKey(id), value), "put");
+          gates.Add(KeyHash(ItemKey(id)));
+          live_index[id] = live.size();
+          live.push_back(id);
+          ++added;
+        } else {
+          const size_t at = rng() % live.size();
+          const uint64_t id = live[at];
+          Check(db->Delete(rdb::WriteOptions(), ItemKey(id)), "delete");
+          gates.Remove(KeyHash(ItemKey(id)));
+          cache.Erase(ItemKey(id));
+          live[at] = live.back();
+          live_index[live[at]] = at;
+          live.pop_back();
+          live_index.erase(id);
+          deleted.push_back(id);
+          ++removed;
+        }
+      }
+      // 85% existing IDs; 15% absent: a deleted ID (when there are any)
+      // half the time, else an ID that never existed.
+      const uint64_t dice = rng() % 100;
+      uint64_t id;
+      if (dice < 85) {
+        id = live[rng() % live.size()];
+      } else if (dice < 92 && !deleted.empty()) {
+        id = deleted[rng() % deleted.size()];
+      } else {
+        id = (uint64_t{1} << 40) + rng() % (uint64_t{1} << 40);
+      }
+      const std::string key = ItemKey(id);
+      const bool exists = live_index.count(id) != 0;
+      const bool cached = exists && cache.Get(key);
+      const uint64_t hash = KeyHash(key);
+      for (int gate = 0; gate < Gates::kCount; ++gate) {
+        const bool pass = gates.MayContain(gate, hash);
+        GateCounts& c = counts[gate];
+        if (!exists) {
+          ++c.absent_requests;
+          c.passed_absent += pass;
+        } else if (!pass) {
+          ++c.false_negatives;
+        }
+        if (!cached) {
+          if (pass) {
+            ++c.db_reads;
+          } else {
+            ++c.db_reads_avoided;
+          }
+        }
+      }
+      // The service itself reads through the cuckoo gate.
+      if (!cached && gates.MayContain(0, hash)) {
+        std::string found;
+        const rdb::Status status = db->Get(rdb::ReadOptions(), key, &found);
+        if (status.ok() != exists) {
+          std::fprintf(stderr,
+                       "cache_penetration: the database and the "
+                       "model disagree on %s\n",
+                       key.c_str());
+          return 1;
+        }
+        if (exists) cache.Put(key);
+      }
+    }
+    for (int gate = 0; gate < Gates::kCount; ++gate) {
+      const GateCounts& c = counts[gate];
+      const double fpr =
+          c.absent_requests == 0
+              ? 0.0
+              : static_cast<double>(c.passed_absent) / c.absent_requests;
+      const size_t memory = gates.SizeInBytes(gate);
+      std::printf("%-6d %-15s %9zu %9.5f %10" PRIu64 " %10" PRIu64 " %6" PRIu64
+                  " %10.1f\n",
+                  window, Gates::kNames[gate], live.size(), fpr, c.db_reads,
+                  c.db_reads_avoided, c.false_negatives, memory / 1024.0);
+      if (csv != nullptr) {
+        std::fprintf(csv,
+                     "%d,%s,%zu,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%zu\n",
+                     window, Gates::kNames[gate], live.size(), fpr, c.db_reads,
+                     c.db_reads_avoided, c.false_negatives, memory);
+      }
+      totals[gate].absent_requests += c.absent_requests;
+      totals[gate].passed_absent += c.passed_absent;
+      totals[gate].db_reads += c.db_reads;
+      totals[gate].db_reads_avoided += c.db_reads_avoided;
+      totals[gate].false_negatives += c.false_negatives;
+    }
+  }
+  if (csv != nullptr) std::fclose(csv);
+  std::printf("\nover the run (%" PRIu64
+              " requests; the cuckoo gate grew %u "
+              "times):\n",
+              per_window * flags.windows, gates.CuckooGrowths());
+  std::printf("%-15s %9s %12s %12s %6s %10s\n", "gate", "fpr", "db_reads",
+              "avoided", "fn", "memory_KiB");
+  bool lost = false;
+  for (int gate = 0; gate < Gates::kCount; ++gate) {
+    const GateCounts& c = totals[gate];
+    std::printf("%-15s %9.5f %12" PRIu64 " %12" PRIu64 " %6" PRIu64 " %10.1f\n",
+                Gates::kNames[gate],
+                static_cast<double>(c.passed_absent) / c.absent_requests,
+                c.db_reads, c.db_reads_avoided, c.false_negatives,
+                gates.SizeInBytes(gate) / 1024.0);
+    lost |= c.false_negatives != 0;
+  }
+  if (lost) {
+    std::fprintf(stderr,
+                 "cache_penetration: a gate turned away an existing "
+                 "ID (a false negative)\n");
+    return 1;
+  }
+  return 0;
+}

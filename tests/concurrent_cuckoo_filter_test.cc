@@ -1,0 +1,142 @@
+// Tests of ConcurrentCuckooFilter: its guarantee (a key whose Insert has
+// returned is found by every later lookup, in any thread), erases and
+// growth under concurrent readers, and its serialized form. Run under
+// ThreadSanitizer by scripts/test.sh --tsan.
+#include "cuckoo/concurrent_cuckoo_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "test_util.h"
+
+namespace cuckoo {
+namespace {
+
+using testing::HashStream;
+
+CuckooFilterOptions GrowingOptions() {
+  CuckooFilterOptions options;
+  options.layout = BucketLayout{4, 12, false};
+  options.expansion = 2;
+  options.max_growths = 8;
+  return options;
+}
+
+// Writers insert keys and publish how many they have inserted; readers
+// check every published key, so a lookup that misses a key whose Insert
+// had returned fails the test. The shards start small and grow while
+// readers read; every fourth key is erased again and must stay countable
+// for the others.
+TEST(ConcurrentCuckooFilterTest, AnInsertedKeyIsFoundByEveryLaterLookup) {
+  ConcurrentCuckooFilter filter(256, GrowingOptions(), 16);
+  constexpr int kWriters = 2;
+  constexpr int kKeysPerWriter = 30000;
+  std::vector<std::vector<uint64_t>> keys;
+  for (int w = 0; w < kWriters; ++w) {
+    keys.push_back(HashStream(100 + w).Take(kKeysPerWriter));
+  }
+  std::atomic<int> published[kWriters];
+  for (std::atomic<int>& p : published) p = 0;
+  std::atomic<bool> wrong{false};
+  std::atomic<int> writers_done{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      for (int i = 0; i < kKeysPerWriter; ++i) {
+        if (filter.Insert(keys[w][i]) != InsertResult::kOk) wrong = true;
+        published[w].store(i + 1, std::memory_order_release);
+        if (i % 4 == 3 && !filter.Erase(keys[w][i - 1])) wrong = true;
+      }
+      ++writers_done;
+    });
+  }
+  // Checks made while a writer was still writing: the ones that test the
+  // guarantee under concurrency.
+  std::atomic<uint64_t> overlapping_checks{0};
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      HashStream pick(200 + r);
+      uint64_t checks = 0;
+      while (writers_done.load() < kWriters || checks < 10000) {
+        const bool overlapping = writers_done.load() < kWriters;
+        const int w = static_cast<int>(pick.Next() % kWriters);
+        const int count = published[w].load(std::memory_order_acquire);
+        if (count == 0) continue;
+        const int i = static_cast<int>(pick.Next() % count);
+        // Keys at i % 4 == 2 may be erased already; all others stay.
+        if (i % 4 != 2 && !filter.Contains(keys[w][i])) wrong = true;
+        ++checks;
+        overlapping_checks += overlapping;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(wrong);
+  EXPECT_GT(overlapping_checks.load(), 1000u);
+  EXPECT_EQ(filter.Size(), uint64_t{kWriters} * kKeysPerWriter * 3 / 4);
+  EXPECT_GE(filter.Info().num_growths, 2u) << "the shards grew meanwhile";
+  EXPECT_EQ(filter.Info().items_deleted,
+            uint64_t{kWriters} * kKeysPerWriter / 4);
+  for (int w = 0; w < kWriters; ++w) {
+    for (int i = 0; i < kKeysPerWriter; ++i) {
+      if (i % 4 != 2) {
+        ASSERT_TRUE(filter.Contains(keys[w][i]));
+      }
+    }
+  }
+}
+
+TEST(ConcurrentCuckooFilterTest, BatchesCountsAndIfAbsentAgreeWithSingleCalls) {
+  ConcurrentCuckooFilter filter(1024, GrowingOptions(), 8);
+  HashStream stream(5);
+  const std::vector<uint64_t> keys = stream.Take(2000);
+  for (uint64_t key : keys) ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
+  EXPECT_EQ(filter.InsertIfAbsent(keys[0]), InsertResult::kMayExist);
+  EXPECT_EQ(filter.Count(keys[0]), 1u);
+  std::vector<uint64_t> mix = keys;
+  const std::vector<uint64_t> absent = stream.Take(2000);
+  mix.insert(mix.end(), absent.begin(), absent.end());
+  std::unique_ptr<bool[]> out(new bool[mix.size()]);
+  filter.ContainsBatch(mix.data(), mix.size(), out.get());
+  for (size_t i = 0; i < mix.size(); ++i) {
+    ASSERT_EQ(out[i], filter.Contains(mix[i]));
+    if (i < keys.size()) {
+      ASSERT_TRUE(out[i]);
+    }
+  }
+  filter.Clear();
+  EXPECT_EQ(filter.Size(), 0u);
+  EXPECT_THROW(ConcurrentCuckooFilter(64, GrowingOptions(), 0),
+               std::invalid_argument);
+}
+
+TEST(ConcurrentCuckooFilterTest, SerializesEveryShardAndRejectsDamage) {
+  ConcurrentCuckooFilter filter(512, GrowingOptions(), 4);
+  HashStream stream(6);
+  const std::vector<uint64_t> keys = stream.Take(5000);
+  for (uint64_t key : keys) ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
+  const std::vector<uint8_t> bytes = filter.Serialize();
+  std::string error;
+  std::unique_ptr<ConcurrentCuckooFilter> back =
+      ConcurrentCuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
+  ASSERT_NE(back, nullptr) << error;
+  EXPECT_EQ(back->Serialize(), bytes);
+  EXPECT_EQ(back->NumShards(), 4u);
+  for (uint64_t key : keys) ASSERT_TRUE(back->Contains(key));
+  for (size_t size : {size_t{0}, size_t{10}, bytes.size() - 1}) {
+    EXPECT_EQ(ConcurrentCuckooFilter::Deserialize(bytes.data(), size, &error),
+              nullptr);
+    EXPECT_FALSE(error.empty());
+  }
+  std::vector<uint8_t> bad = bytes;
+  bad[bytes.size() / 2] ^= 4;
+  EXPECT_EQ(ConcurrentCuckooFilter::Deserialize(bad.data(), bad.size(), &error),
+            nullptr);
+  EXPECT_NE(error.find("checksum"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace cuckoo
