@@ -170,16 +170,12 @@ inline DecodedBlock DecodeBlock(const uint8_t* data, size_t size) {
     block.reason = "unknown flags, key hash or reserved bytes";
     return block;
   }
-  const std::string layout_problem = block.layout.Validate();
-  if (!layout_problem.empty()) {
-    block.reason = layout_problem;
-    return block;
-  }
   block.num_buckets = cuckoo::byte_io::Load<uint32_t>(data + 12);
   block.num_keys = cuckoo::byte_io::Load<uint64_t>(data + 16);
-  if (block.num_buckets < 2 || block.num_buckets % 2 != 0) {
-    block.reason = "bucket count " + std::to_string(block.num_buckets) +
-                   " is not an even number >= 2";
+  const std::string geometry_problem =
+      cuckoo::ValidateTableGeometry(block.layout, block.num_buckets);
+  if (!geometry_problem.empty()) {
+    block.reason = geometry_problem;
     return block;
   }
   const uint64_t expected = TableBlockBytes(block.layout, block.num_buckets);

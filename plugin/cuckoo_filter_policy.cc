@@ -207,19 +207,15 @@ class CuckooFilterBitsReader : public FilterBitsReader {
   // The MultiGet path: hash every key and prefetch both of its buckets
   // before the first probe, so the cache misses overlap.
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
-    constexpr int kChunk = 32;
-    cuckoo::KeyPosition positions[kChunk];
-    for (int begin = 0; begin < num_keys; begin += kChunk) {
-      const int n = num_keys - begin < kChunk ? num_keys - begin : kChunk;
-      for (int i = 0; i < n; ++i) {
-        const Slice& key = *keys[begin + i];
-        positions[i] = hashing_.Locate(cuckoo::HashKey(key.data(), key.size()));
-        table_.Prefetch(positions[i]);
-      }
-      for (int i = 0; i < n; ++i) {
-        may_match[begin + i] = table_.Contains(positions[i]);
-      }
-    }
+    cuckoo::LocatePrefetchProbe(
+        table_, num_keys < 0 ? 0 : static_cast<size_t>(num_keys),
+        [&](size_t i) {
+          const Slice& key = *keys[i];
+          return hashing_.Locate(cuckoo::HashKey(key.data(), key.size()));
+        },
+        [&](size_t i, const cuckoo::KeyPosition& position) {
+          may_match[i] = table_.Contains(position);
+        });
   }
 
  private:

@@ -72,6 +72,20 @@ struct BucketLayout {
   }
 };
 
+// Empty when num_buckets buckets of `layout` make a table (a valid layout, an
+// even bucket count from 2 to kMaxNumBuckets), otherwise what is wrong. The
+// one check of every reader of stored tables.
+inline std::string ValidateTableGeometry(const BucketLayout& layout,
+                                         uint64_t num_buckets) {
+  std::string problem = layout.Validate();
+  if (!problem.empty()) return problem;
+  if (num_buckets < 2 || num_buckets % 2 != 0 || num_buckets > kMaxNumBuckets) {
+    return "bucket count " + std::to_string(num_buckets) +
+           " is not an even number >= 2";
+  }
+  return "";
+}
+
 // Bytes of table data (without padding) for num_buckets buckets.
 inline uint64_t TableDataBytes(const BucketLayout& layout,
                                uint64_t num_buckets) {
@@ -383,6 +397,27 @@ class BucketTableView {
   uint64_t low_tops_ = 0;
   uint64_t nibble_lanes_to_low_tops_[16] = {};
 };
+
+// Keys per chunk of a batched lookup.
+inline constexpr size_t kProbeChunk = 32;
+
+// The batched lookup of the dynamic filter and of the plugin's reader: for
+// up to kProbeChunk keys at a time, locate(i) gives key i's position and both
+// of its buckets are prefetched; then probe(i, position) runs for each, so
+// that the cache misses of a chunk overlap instead of following each other.
+template <typename Locate, typename Probe>
+void LocatePrefetchProbe(const BucketTableView& view, size_t count,
+                         Locate&& locate, Probe&& probe) {
+  KeyPosition positions[kProbeChunk];
+  for (size_t begin = 0; begin < count; begin += kProbeChunk) {
+    const size_t n = std::min(kProbeChunk, count - begin);
+    for (size_t i = 0; i < n; ++i) {
+      positions[i] = locate(begin + i);
+      view.Prefetch(positions[i]);
+    }
+    for (size_t i = 0; i < n; ++i) probe(begin + i, positions[i]);
+  }
+}
 
 // A packed table that owns its bytes (data plus zero padding).
 class BucketTable {

@@ -504,25 +504,17 @@ class CuckooFilter {
     return filter.InStashOrTable(Probe::InTable(filter, position), position);
   }
 
-  // Prefetches both buckets of up to 32 keys before probing them.
   template <typename Probe>
   static void ContainsBatchWith(const CuckooFilter& filter,
                                 const uint64_t* hashes, size_t count,
                                 bool* out) {
-    constexpr size_t kChunk = 32;
-    KeyPosition positions[kChunk];
-    const BucketTableView& view = filter.table_.view();
-    for (size_t begin = 0; begin < count; begin += kChunk) {
-      const size_t n = std::min(kChunk, count - begin);
-      for (size_t i = 0; i < n; ++i) {
-        positions[i] = filter.hashing_.Locate(hashes[begin + i]);
-        view.Prefetch(positions[i]);
-      }
-      for (size_t i = 0; i < n; ++i) {
-        out[begin + i] = filter.InStashOrTable(
-            Probe::InTable(filter, positions[i]), positions[i]);
-      }
-    }
+    LocatePrefetchProbe(
+        filter.table_.view(), count,
+        [&](size_t i) { return filter.hashing_.Locate(hashes[i]); },
+        [&](size_t i, const KeyPosition& position) {
+          out[i] =
+              filter.InStashOrTable(Probe::InTable(filter, position), position);
+        });
   }
 
   template <typename Probe>

@@ -260,7 +260,8 @@ class CuckooFilterLoader {
       return false;
     }
     options.layout.semi_sorted = (flags & 1u) != 0;
-    std::string layout_problem = options.layout.Validate();
+    num_buckets_ = byte_io::Load<uint32_t>(data + 12);
+    const std::string layout_problem = options.layout.Validate();
     if (!layout_problem.empty()) {
       *why = layout_problem;
       return false;
@@ -282,7 +283,6 @@ class CuckooFilterLoader {
     }
     options.expansion = expansion_bits == 0 ? 0 : 1u << expansion_bits;
     options.max_growths = max_growths;
-    num_buckets_ = byte_io::Load<uint32_t>(data + 12);
     options.max_kicks = byte_io::Load<uint32_t>(data + 16);
     options.stash_capacity = byte_io::Load<uint32_t>(data + 20);
     stash_size_ = byte_io::Load<uint32_t>(data + 24);
@@ -290,11 +290,16 @@ class CuckooFilterLoader {
     options.seed = byte_io::Load<uint64_t>(data + 40);
     const int moved_bits = static_cast<int>(growths_) * expansion_bits;
     const uint32_t base_buckets = num_buckets_ >> moved_bits;
-    if (base_buckets < 2 || base_buckets % 2 != 0 ||
-        (uint64_t{base_buckets} << moved_bits) != num_buckets_) {
+    const std::string geometry_problem =
+        ValidateTableGeometry(options.layout, base_buckets);
+    if (!geometry_problem.empty()) {
+      *why = geometry_problem;
+      return false;
+    }
+    if ((uint64_t{base_buckets} << moved_bits) != num_buckets_) {
       *why = "bucket count " + std::to_string(num_buckets_) +
-             " is not an even number >= 2 times 2^" +
-             std::to_string(moved_bits);
+             " is not the base count " + std::to_string(base_buckets) +
+             " times 2^" + std::to_string(moved_bits);
       return false;
     }
     const int reserve_bits = static_cast<int>(max_growths) * expansion_bits;
