@@ -4,7 +4,8 @@
 // single lookups of present and absent keys, and batched lookups of 32 keys
 // (the MultiGet path), with the real bits per key and the measured
 // false-positive rate as counters. The core library's dynamic CuckooFilter
-// and the counting Bloom filter are measured on their own.
+// and the counting Bloom filters (unblocked and blocked) are measured on
+// their own.
 //
 // usage: filter_micro_bench [--max_keys=N] [google benchmark flags]
 //   --max_keys  largest key count of the size sweep (default 1000000;
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cuckoo/blocked_counting_bloom_filter.h"
 #include "cuckoo/counting_bloom_filter.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/sizing.h"
@@ -208,10 +210,12 @@ void DynamicErase(benchmark::State& state, double load) {
   state.SetItemsProcessed(static_cast<int64_t>(erased));
 }
 
+// The counting Bloom filters, unblocked and blocked, on the same keys at the
+// same target rate.
+template <typename Filter>
 void CountingBloom(benchmark::State& state, int operation) {
   constexpr uint64_t kKeys = 1000000;
-  cuckoo::CountingBloomFilter filter(
-      cuckoo::CountingBloomFilter::ForCapacity(kKeys, 0.01));
+  Filter filter(Filter::ForCapacity(kKeys, 0.01));
   for (uint64_t i = 0; i < kKeys; ++i) filter.Add(Mix(i));
   uint64_t i = 0;
   uint64_t sink = 0;
@@ -283,12 +287,20 @@ void RegisterAll(uint64_t max_keys) {
                                  DynamicErase, load)
         ->Unit(benchmark::kMillisecond);
   }
-  benchmark::RegisterBenchmark("core_counting_bloom_add_remove", CountingBloom,
-                               0);
+  using Unblocked = cuckoo::CountingBloomFilter;
+  using Blocked = cuckoo::BlockedCountingBloomFilter;
+  benchmark::RegisterBenchmark("core_counting_bloom_add_remove",
+                               CountingBloom<Unblocked>, 0);
+  benchmark::RegisterBenchmark("core_blocked_counting_bloom_add_remove",
+                               CountingBloom<Blocked>, 0);
   benchmark::RegisterBenchmark("core_counting_bloom_lookup_present",
-                               CountingBloom, 1);
+                               CountingBloom<Unblocked>, 1);
+  benchmark::RegisterBenchmark("core_blocked_counting_bloom_lookup_present",
+                               CountingBloom<Blocked>, 1);
   benchmark::RegisterBenchmark("core_counting_bloom_lookup_absent",
-                               CountingBloom, 2);
+                               CountingBloom<Unblocked>, 2);
+  benchmark::RegisterBenchmark("core_blocked_counting_bloom_lookup_absent",
+                               CountingBloom<Blocked>, 2);
 }
 
 }  // namespace

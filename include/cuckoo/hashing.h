@@ -75,6 +75,36 @@ inline uint32_t FastRange32(uint32_t value, uint32_t range) {
   return static_cast<uint32_t>((static_cast<uint64_t>(value) * range) >> 32);
 }
 
+// MurmurHash3's 64-bit finalizer: a bijection with full avalanche.
+inline uint64_t Mix64(uint64_t value) {
+  value ^= value >> 33;
+  value *= 0xff51afd7ed558ccdULL;
+  value ^= value >> 33;
+  value *= 0xc4ceb9fe1a85ec53ULL;
+  value ^= value >> 33;
+  return value;
+}
+
+// Maps a uniform 64-bit value to [0, range) as floor(value * range / 2^64).
+inline uint64_t FastRange64(uint64_t value, uint64_t range) {
+#if defined(__SIZEOF_INT128__)
+  __extension__ typedef unsigned __int128 Uint128;
+  return static_cast<uint64_t>((static_cast<Uint128>(value) * range) >> 64);
+#else
+  const uint64_t value_low = value & 0xffffffffULL;
+  const uint64_t value_high = value >> 32;
+  const uint64_t range_low = range & 0xffffffffULL;
+  const uint64_t range_high = range >> 32;
+  const uint64_t low_low = value_low * range_low;
+  const uint64_t high_low = value_high * range_low;
+  const uint64_t low_high = value_low * range_high;
+  const uint64_t high_high = value_high * range_high;
+  const uint64_t middle =
+      (low_low >> 32) + (high_low & 0xffffffffULL) + low_high;
+  return high_high + (high_low >> 32) + (middle >> 32);
+#endif
+}
+
 // Smallest and largest fingerprint widths supported, in bits.
 inline constexpr int kMinFingerprintBits = 4;
 inline constexpr int kMaxFingerprintBits = 32;
