@@ -27,6 +27,7 @@
 //
 // Threads (plain 12-bit, 2^18 buckets in all, 85% load, 50% positive):
 //   concurrent/lookup/<filter>/threads:<n>   Contains from n threads at once
+//   concurrent/lookup_batch/<filter>/threads:<n>  ContainsBatch of 32 keys
 //   concurrent/mixed/<filter>/threads:<n>    the same with one call in 16 an
 //                                  Insert of a new key or an Erase of one
 // <filter>: "sharded", ConcurrentCuckooFilter; "rwlock", one CuckooFilter
@@ -296,6 +297,10 @@ class RwLockedFilter {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     return filter_.Contains(hash);
   }
+  void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    filter_.ContainsBatch(hashes, count, out);
+  }
   cuckoo::InsertResult Insert(uint64_t hash) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     return filter_.Insert(hash);
@@ -316,6 +321,9 @@ class UnsharedFilter {
   UnsharedFilter(uint64_t buckets, const cuckoo::CuckooFilterOptions& options)
       : filter_(buckets, options) {}
   bool Contains(uint64_t hash) const { return Mine().Contains(hash); }
+  void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
+    Mine().ContainsBatch(hashes, count, out);
+  }
   cuckoo::InsertResult Insert(uint64_t hash) { return Mine().Insert(hash); }
   bool Erase(uint64_t hash) { return Mine().Erase(hash); }
 
@@ -338,6 +346,24 @@ Filter& SharedFilter() {
     return made;
   }();
   return *filter;
+}
+
+template <typename Filter>
+void ConcurrentBatches(benchmark::State& state) {
+  const Filter& filter = SharedFilter<Filter>();
+  const std::vector<uint64_t> mix = LookupMix(50);
+  size_t i = static_cast<size_t>(state.thread_index()) * 100003 % mix.size();
+  uint64_t matches = 0;
+  bool out[kBatch];
+  for (auto _ : state) {
+    if (i + kBatch > mix.size()) i = 0;
+    filter.ContainsBatch(mix.data() + i, kBatch, out);
+    for (size_t k = 0; k < kBatch; ++k) matches += out[k];
+    i += kBatch;
+  }
+  benchmark::DoNotOptimize(matches);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(kBatch));
 }
 
 template <typename Filter>
@@ -431,6 +457,22 @@ void RegisterAll() {
         ->Threads(2)
         ->UseRealTime();
   }
+  benchmark::RegisterBenchmark(
+      "concurrent/lookup_batch/sharded",
+      ConcurrentBatches<cuckoo::ConcurrentCuckooFilter>)
+      ->Threads(1)
+      ->Threads(2)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("concurrent/lookup_batch/rwlock",
+                               ConcurrentBatches<RwLockedFilter>)
+      ->Threads(1)
+      ->Threads(2)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("concurrent/lookup_batch/unshared",
+                               ConcurrentBatches<UnsharedFilter>)
+      ->Threads(1)
+      ->Threads(2)
+      ->UseRealTime();
   for (uint32_t k = 0; k <= kMaxGrowths; ++k) {
     benchmark::RegisterBenchmark(("growth/fpr/k:" + std::to_string(k)).c_str(),
                                  GrowthFpr, k)

@@ -23,6 +23,9 @@
 //     are sequentially consistent against the flag (Dekker's pattern), so
 //     either the writer sees the reader or the reader sees the writer.
 //     Readers write only their own slot; the flags are read-mostly lines.
+//     Those two read-modify-writes are full barriers on x86 and cost a
+//     single lookup its overlap with the next one; ContainsBatch pays them
+//     once per 64 keys.
 //
 // Guarantee: operations are linearizable. After Insert returns kOk, every
 // lookup that starts later, in any thread, finds the key (until it is
@@ -95,8 +98,29 @@ class ConcurrentCuckooFilter {
       return filter.Contains(hash);
     });
   }
+  // Lookups of many keys: one announcement in the reader slot covers up to
+  // 64 of them, so the slot's atomic read-modify-writes (full barriers, which
+  // keep consecutive lookups' cache misses from overlapping) are paid once
+  // per chunk. Keys of a shard that a writer holds are retried after it.
   void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
-    for (size_t i = 0; i < count; ++i) out[i] = Contains(hashes[i]);
+    constexpr size_t kChunk = 64;
+    ReaderSlot& slot = MySlot();
+    for (size_t begin = 0; begin < count; begin += kChunk) {
+      const size_t n = std::min(kChunk, count - begin);
+      uint64_t pending = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+      for (int spins = 0; pending != 0; Pause(&spins)) {
+        slot.entries.fetch_add(1, std::memory_order_seq_cst);
+        for (uint64_t left = pending; left != 0; left &= left - 1) {
+          const size_t k = static_cast<size_t>(__builtin_ctzll(left));
+          const Shard& shard = ShardOf(hashes[begin + k]);
+          if (!shard.writing.load(std::memory_order_seq_cst)) {
+            out[begin + k] = shard.filter->Contains(hashes[begin + k]);
+            pending &= ~(uint64_t{1} << k);
+          }
+        }
+        slot.exits.fetch_add(1, std::memory_order_release);
+      }
+    }
   }
   uint32_t Count(uint64_t hash) const {
     return Read(ShardOf(hash), [hash](const CuckooFilter& filter) {
