@@ -257,6 +257,9 @@ TEST(CuckooFilterApiTest, ReserveHoldsItsCapacityAndRejectsNonsense) {
     }
   }
   EXPECT_THROW(CuckooFilter::Reserve(0), std::invalid_argument);
+  CuckooFilterOptions three_slots;
+  three_slots.layout.bucket_size = 3;
+  EXPECT_THROW(CuckooFilter::Reserve(100, three_slots), std::invalid_argument);
   EXPECT_THROW(CuckooFilter::Reserve(static_cast<uint64_t>(-1)),
                std::length_error);
 }

@@ -152,10 +152,12 @@ class CuckooFilter {
 
   // RedisBloom's CF.RESERVE: a filter for `capacity` items at the dynamic
   // filter's sustainable load (sizing.h), with options' bucket size, kick
-  // limit (MAXITERATIONS) and expansion. Throws std::invalid_argument for a
-  // capacity of 0 and std::length_error for one too large.
+  // limit (MAXITERATIONS) and expansion. Throws as the constructor does,
+  // std::invalid_argument for a capacity of 0 and std::length_error for one
+  // too large.
   static CuckooFilter Reserve(uint64_t capacity,
                               const CuckooFilterOptions& options = {}) {
+    CheckedOptions(options);
     if (capacity == 0) {
       throw std::invalid_argument("cuckoo filter: a capacity of 0 items");
     }
