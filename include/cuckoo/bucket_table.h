@@ -475,16 +475,7 @@ class BucketTable {
       WriteWord(bucket, word ^ (uint64_t{from ^ to} << shift));
       return true;
     }
-    uint32_t slots[kMaxBucketSize] = {};
-    view.ReadBucket(bucket, slots);
-    for (int slot = 0; slot < layout_.bucket_size; ++slot) {
-      if (slots[slot] == from) {
-        slots[slot] = to;
-        WriteBucket(bucket, slots);
-        return true;
-      }
-    }
-    return false;
+    return ReplaceSlotBySlot(bucket, from, to);
   }
 
   // Puts `fingerprint` into slot `slot` and returns what was there. (In a
@@ -499,12 +490,7 @@ class BucketTable {
       WriteWord(bucket, word ^ (uint64_t{evicted ^ fingerprint} << shift));
       return evicted;
     }
-    uint32_t slots[kMaxBucketSize] = {};
-    view.ReadBucket(bucket, slots);
-    const uint32_t evicted = slots[slot];
-    slots[slot] = fingerprint;
-    WriteBucket(bucket, slots);
-    return evicted;
+    return SwapSlotBySlot(bucket, slot, fingerprint);
   }
 
   // Stores fingerprints in[0, bucket_size) (0 = empty) into the bucket.
@@ -546,6 +532,31 @@ class BucketTable {
   }
 
  private:
+  // The other layouts (semi-sorted, or wider than a word), out of line so
+  // that the one-word paths above inline into their callers.
+  __attribute__((noinline)) bool ReplaceSlotBySlot(uint32_t bucket,
+                                                   uint32_t from, uint32_t to) {
+    uint32_t slots[kMaxBucketSize] = {};
+    view_.ReadBucket(bucket, slots);
+    for (int slot = 0; slot < layout_.bucket_size; ++slot) {
+      if (slots[slot] == from) {
+        slots[slot] = to;
+        WriteBucket(bucket, slots);
+        return true;
+      }
+    }
+    return false;
+  }
+  __attribute__((noinline)) uint32_t SwapSlotBySlot(uint32_t bucket, int slot,
+                                                    uint32_t fingerprint) {
+    uint32_t slots[kMaxBucketSize] = {};
+    view_.ReadBucket(bucket, slots);
+    const uint32_t evicted = slots[slot];
+    slots[slot] = fingerprint;
+    WriteBucket(bucket, slots);
+    return evicted;
+  }
+
   void WriteWord(uint32_t bucket, uint64_t word) {
     const int width = layout_.BitsPerBucket();
     if (width == 64) {
