@@ -46,6 +46,7 @@
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/table.h"
 #include "rocksdb/utilities/object_registry.h"
+#include "rocksdb_interfaces.h"
 
 namespace {
 
@@ -290,14 +291,14 @@ std::unique_ptr<rdb::DB> OpenCatalogue(const std::string& path) {
   options.create_if_missing = true;
   options.error_if_exists = true;
   options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
-  rdb::DB* db = nullptr;
-  status = rdb::DB::Open(options, path, &db);
+  std::unique_ptr<rdb::DB> db;
+  status = rocksdb_cuckoo::OpenDb(options, path, &db);
   if (!status.ok()) {
     std::fprintf(stderr, "cache_penetration: cannot open %s: %s\n",
                  path.c_str(), status.ToString().c_str());
     std::exit(1);
   }
-  return std::unique_ptr<rdb::DB>(db);
+  return db;
 }
 
 void Check(const rdb::Status& status, const char* what) {
