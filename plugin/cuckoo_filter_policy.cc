@@ -189,7 +189,28 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
 };
 
 // Probes a filter block in place. Stateless and const after construction, so
-// one reader serves all threads.
+// one reader serves all threads. Probe is a bucket type compiled for the
+// block's layout (VisitCompiledBucket), or AnyLayoutProbe.
+struct AnyLayoutProbe {
+  static bool Contains(const cuckoo::BucketTableView& table,
+                       const cuckoo::KeyPosition& position) {
+    return table.Contains(position);
+  }
+};
+template <typename Bucket>
+struct CompiledProbe {
+  static bool Contains(const cuckoo::BucketTableView& table,
+                       const cuckoo::KeyPosition& position) {
+    // Both buckets always, with no branch between their loads.
+    const unsigned in_primary =
+        Bucket::Contains(table.data(), position.bucket, position.fingerprint);
+    const unsigned in_alternate = Bucket::Contains(
+        table.data(), position.alternate, position.fingerprint);
+    return (in_primary | in_alternate) != 0;
+  }
+};
+
+template <typename Probe>
 class CuckooFilterBitsReader : public FilterBitsReader {
  public:
   explicit CuckooFilterBitsReader(const DecodedBlock& block)
@@ -201,7 +222,7 @@ class CuckooFilterBitsReader : public FilterBitsReader {
         hashing_.Locate(cuckoo::HashKey(key.data(), key.size()));
     // Both cache misses start before either bucket is decoded.
     table_.Prefetch(position);
-    return table_.Contains(position);
+    return Probe::Contains(table_, position);
   }
 
   // The MultiGet path: hash every key and prefetch both of its buckets
@@ -214,7 +235,7 @@ class CuckooFilterBitsReader : public FilterBitsReader {
           return hashing_.Locate(cuckoo::HashKey(key.data(), key.size()));
         },
         [&](size_t i, const cuckoo::KeyPosition& position) {
-          may_match[i] = table_.Contains(position);
+          may_match[i] = Probe::Contains(table_, position);
         });
   }
 
@@ -222,6 +243,15 @@ class CuckooFilterBitsReader : public FilterBitsReader {
   const cuckoo::CuckooHashing hashing_;
   const cuckoo::BucketTableView table_;
 };
+
+FilterBitsReader* NewCuckooFilterBitsReader(const DecodedBlock& block) {
+  FilterBitsReader* reader = nullptr;
+  cuckoo::VisitCompiledBucket(block.layout, [&](auto bucket) {
+    reader = new CuckooFilterBitsReader<CompiledProbe<decltype(bucket)>>(block);
+  });
+  return reader != nullptr ? reader
+                           : new CuckooFilterBitsReader<AnyLayoutProbe>(block);
+}
 
 // For blocks this build cannot read: every key may match.
 class AlwaysMatchBitsReader : public FilterBitsReader {
@@ -367,7 +397,7 @@ FilterBitsReader* CuckooFilterPolicy::GetFilterBitsReader(
     }
     return new AlwaysMatchBitsReader();
   }
-  return new CuckooFilterBitsReader(block);
+  return NewCuckooFilterBitsReader(block);
 }
 
 FallbackCounts CuckooFilterPolicy::fallback_counts() const {

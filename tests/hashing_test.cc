@@ -266,6 +266,80 @@ TEST(BucketTableTest, FixedLayoutsAgreeWithTheView) {
   ExpectFixedLayoutAgreesWithView<8, 7>();
 }
 
+// The compiled semi-sorted buckets answer as the slots say: for every stored
+// fingerprint, for neighbours that differ in a low bit or in the nibble, and
+// for random values; and as the view answers.
+template <int kFingerprintBits>
+void ExpectSemiSortedLayoutAgreesWithSlots() {
+  using Bucket = SemiSortedWordBucket<kFingerprintBits>;
+  const BucketLayout layout{4, kFingerprintBits, true};
+  ASSERT_TRUE(Bucket::Matches(layout));
+  const uint32_t num_buckets = 64;
+  BucketTable table(layout, num_buckets);
+  HashStream stream(100 + kFingerprintBits);
+  const uint32_t max_fp = static_cast<uint32_t>(bits::Mask(kFingerprintBits));
+  for (int i = 0; i < 230; ++i) {
+    const uint64_t r = stream.Next();
+    table.TryInsert(static_cast<uint32_t>(r % num_buckets),
+                    static_cast<uint32_t>((r >> 32) % max_fp) + 1);
+  }
+  for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
+    std::vector<uint32_t> stored;
+    table.view().ForEachSlot(bucket, [&](int, uint32_t fp) {
+      if (fp != 0) stored.push_back(fp);
+    });
+    std::vector<uint32_t> probes;
+    for (uint32_t fp : stored) {
+      probes.push_back(fp);
+      probes.push_back(fp ^ 1u);
+      probes.push_back(fp ^ (1u << (kFingerprintBits - 1)));
+    }
+    for (int i = 0; i < 20; ++i) {
+      probes.push_back(static_cast<uint32_t>(stream.Next() % max_fp) + 1);
+    }
+    for (uint32_t probe : probes) {
+      if (probe == 0 || probe > max_fp) continue;
+      const bool expected =
+          std::find(stored.begin(), stored.end(), probe) != stored.end();
+      ASSERT_EQ(Bucket::Contains(table.bytes().data(), bucket, probe), expected)
+          << "f=" << kFingerprintBits << " bucket " << bucket << " probe "
+          << probe;
+      ASSERT_EQ(table.view().BucketContains(bucket, probe), expected);
+    }
+  }
+}
+
+TEST(BucketTableTest, CompiledSemiSortedLayoutsAgreeWithTheSlots) {
+  ExpectSemiSortedLayoutAgreesWithSlots<5>();
+  ExpectSemiSortedLayoutAgreesWithSlots<6>();
+  ExpectSemiSortedLayoutAgreesWithSlots<7>();
+  ExpectSemiSortedLayoutAgreesWithSlots<8>();
+  ExpectSemiSortedLayoutAgreesWithSlots<9>();
+  ExpectSemiSortedLayoutAgreesWithSlots<10>();
+  ExpectSemiSortedLayoutAgreesWithSlots<11>();
+  ExpectSemiSortedLayoutAgreesWithSlots<12>();
+  ExpectSemiSortedLayoutAgreesWithSlots<13>();
+  ExpectSemiSortedLayoutAgreesWithSlots<14>();
+  ExpectSemiSortedLayoutAgreesWithSlots<15>();
+}
+
+TEST(BucketTableTest, EveryCompiledLayoutIsChosenForItsOwnLayoutOnly) {
+  int compiled = 0;
+  for (int b : {2, 4, 8}) {
+    for (bool semi_sorted : {false, true}) {
+      for (int f = kMinFingerprintBits; f <= kMaxFingerprintBits; ++f) {
+        const BucketLayout layout{b, f, semi_sorted};
+        if (!layout.Validate().empty()) continue;
+        const bool found = VisitCompiledBucket(layout, [&](auto bucket) {
+          EXPECT_TRUE(decltype(bucket)::Matches(layout));
+        });
+        compiled += found;
+      }
+    }
+  }
+  EXPECT_EQ(compiled, 3 + 11);
+}
+
 TEST(BucketTableTest, ViewReadsUnalignedMemoryItDoesNotOwn) {
   const BucketLayout layout{4, 13, true};
   BucketTable table(layout, 10);

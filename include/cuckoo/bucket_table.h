@@ -175,6 +175,92 @@ struct PlainWordBucket {
   }
 };
 
+// A semi-sorted 4-slot layout fixed at compile time, for buckets that one
+// 8-byte load reads whole (f <= 15: a 12-bit code and four (f - 4)-bit low
+// parts). Same bits and the same word-parallel match as BucketTableView's
+// semi-sorted path, with every width and lane constant a constant.
+template <int kFingerprintBits>
+struct SemiSortedWordBucket {
+  static constexpr int kLowBits = kFingerprintBits - semi_sort::kNibbleBits;
+  static constexpr int kBits = semi_sort::kCodeBits + 4 * kLowBits;
+  static_assert(kLowBits >= 1 && kBits <= 57, "one 8-byte load per bucket");
+  static constexpr uint64_t kLowOnes = [] {
+    uint64_t ones = 0;
+    for (int slot = 0; slot < 4; ++slot)
+      ones |= uint64_t{1} << (slot * kLowBits);
+    return ones;
+  }();
+  static constexpr uint64_t kLowTops = kLowOnes << (kLowBits - 1);
+
+  static bool Matches(const BucketLayout& layout) {
+    return layout.semi_sorted && layout.bucket_size == 4 &&
+           layout.fingerprint_bits == kFingerprintBits;
+  }
+  static bool Contains(const uint8_t* data, uint32_t bucket,
+                       uint32_t fingerprint) {
+    const uint64_t position = uint64_t{bucket} * kBits;
+    const uint64_t word =
+        (bits::LoadLittleEndian64(data + (position >> 3)) >> (position & 7)) &
+        bits::Mask(kBits);
+    const uint32_t nibbles = semi_sort::DecodeNibbles(
+        static_cast<uint32_t>(word & bits::Mask(semi_sort::kCodeBits)));
+    const uint64_t nibble_hits = bits::ZeroLanes(
+        nibbles ^ ((fingerprint >> kLowBits) * 0x1111u), 0x1111, 0x8888);
+    // Lane s of the nibbles matched -> bit s (see BucketTableView).
+    const uint32_t lane_mask =
+        static_cast<uint32_t>((((nibble_hits >> 3) * 0x1248u) >> 12) & 0xF);
+    const uint64_t low_hits =
+        bits::ZeroLanes((word >> semi_sort::kCodeBits) ^
+                            ((fingerprint & bits::Mask(kLowBits)) * kLowOnes),
+                        kLowOnes, kLowTops);
+    return (low_hits & LowTopsOfLanes(lane_mask)) != 0;
+  }
+
+ private:
+  // The tops of the low lanes whose bits are set in lane_mask: bit s of the
+  // mask moved to bit s * kLowBits + kLowBits - 1.
+  static uint64_t LowTopsOfLanes(uint32_t lane_mask) {
+    uint64_t tops = 0;
+    for (int slot = 0; slot < 4; ++slot) {
+      tops |= uint64_t{(lane_mask >> slot) & 1u}
+              << (slot * kLowBits + kLowBits - 1);
+    }
+    return tops;
+  }
+};
+
+// The layouts with a bucket type compiled for them: plain 4-slot buckets of
+// 8, 12 and 16 bits (the dynamic filter's usual choices), and semi-sorted
+// 4-slot buckets of 5 to 15 bits (the filter policy's choices up to 16 bits
+// per key). Calls visit(Bucket{}) with the type of `layout` and returns
+// true, or returns false when it has none. Each filter or reader makes this
+// choice once, so no operation branches on its layout.
+template <typename Visit>
+bool VisitCompiledBucket(const BucketLayout& layout, Visit&& visit) {
+  bool found = false;
+  auto try_one = [&](auto bucket) {
+    if (!found && decltype(bucket)::Matches(layout)) {
+      found = true;
+      visit(bucket);
+    }
+  };
+  try_one(PlainWordBucket<4, 8>{});
+  try_one(PlainWordBucket<4, 12>{});
+  try_one(PlainWordBucket<4, 16>{});
+  try_one(SemiSortedWordBucket<5>{});
+  try_one(SemiSortedWordBucket<6>{});
+  try_one(SemiSortedWordBucket<7>{});
+  try_one(SemiSortedWordBucket<8>{});
+  try_one(SemiSortedWordBucket<9>{});
+  try_one(SemiSortedWordBucket<10>{});
+  try_one(SemiSortedWordBucket<11>{});
+  try_one(SemiSortedWordBucket<12>{});
+  try_one(SemiSortedWordBucket<13>{});
+  try_one(SemiSortedWordBucket<14>{});
+  try_one(SemiSortedWordBucket<15>{});
+  return found;
+}
+
 // Read-only access to a packed table in memory the view does not own. The
 // memory must hold TableDataBytes(layout, num_buckets) + kTablePaddingBytes
 // bytes; it may be unaligned. Thread-safe for concurrent readers.

@@ -465,7 +465,7 @@ class CuckooFilter {
   }
 
   // Lookups: chosen once per filter, a version compiled for the layout
-  // where there is one (plain 4-slot buckets of 8, 12 or 16 bits), else the
+  // where there is one (VisitCompiledBucket in bucket_table.h), else the
   // version for any layout. While the stash is empty (almost always), no
   // branch depends on what the table holds: a branch on the probe's result
   // would be mispredicted for a mix of stored and absent keys, and would
@@ -527,16 +527,11 @@ class CuckooFilter {
   }
 
   static const LookupFunctions* ChooseLookups(const BucketLayout& layout) {
-    if (PlainWordBucket<4, 8>::Matches(layout)) {
-      return LookupsWith<FixedLayoutProbe<PlainWordBucket<4, 8>>>();
-    }
-    if (PlainWordBucket<4, 12>::Matches(layout)) {
-      return LookupsWith<FixedLayoutProbe<PlainWordBucket<4, 12>>>();
-    }
-    if (PlainWordBucket<4, 16>::Matches(layout)) {
-      return LookupsWith<FixedLayoutProbe<PlainWordBucket<4, 16>>>();
-    }
-    return LookupsWith<AnyLayoutProbe>();
+    const LookupFunctions* lookups = LookupsWith<AnyLayoutProbe>();
+    VisitCompiledBucket(layout, [&lookups](auto bucket) {
+      lookups = LookupsWith<FixedLayoutProbe<decltype(bucket)>>();
+    });
+    return lookups;
   }
 
   static const CuckooFilterOptions& CheckedOptions(

@@ -65,8 +65,12 @@
 
 namespace cuckoo {
 
+// The hot paths below are inlined into every lookup loop whatever the
+// compiler's size heuristics say: a call per key costs more than the work.
+#define CUCKOO_ALWAYS_INLINE inline __attribute__((always_inline))
+
 // The key hash used by this project: XXH3-64 with seed 0. Frozen.
-inline uint64_t HashKey(const void* data, size_t size) {
+CUCKOO_ALWAYS_INLINE uint64_t HashKey(const void* data, size_t size) {
   return XXH3_64bits(data, size);
 }
 
@@ -144,24 +148,25 @@ class CuckooHashing {
   uint32_t num_buckets() const { return num_buckets_; }
   uint32_t max_fingerprint() const { return max_fingerprint_; }
 
-  uint32_t PrimaryBucket(uint64_t hash) const {
+  CUCKOO_ALWAYS_INLINE uint32_t PrimaryBucket(uint64_t hash) const {
     return FastRange32(static_cast<uint32_t>(hash >> 32), num_buckets_);
   }
 
-  uint32_t Fingerprint(uint64_t hash) const {
+  CUCKOO_ALWAYS_INLINE uint32_t Fingerprint(uint64_t hash) const {
     return 1 + FastRange32(static_cast<uint32_t>(hash), max_fingerprint_);
   }
 
   // The other bucket of a fingerprint stored in `bucket`. An involution that
   // never returns `bucket` itself (see the comment at the top of the file).
-  uint32_t AltBucket(uint32_t bucket, uint32_t fingerprint) const {
+  CUCKOO_ALWAYS_INLINE uint32_t AltBucket(uint32_t bucket,
+                                          uint32_t fingerprint) const {
     // Multiplicative mixing: the high bits of fp * odd constant are well
     // spread, and FastRange32 uses the high bits.
     uint32_t target = FastRange32(fingerprint * 0x9E3779B1u, num_buckets_) | 1u;
     return target >= bucket ? target - bucket : target - bucket + num_buckets_;
   }
 
-  KeyPosition Locate(uint64_t hash) const {
+  CUCKOO_ALWAYS_INLINE KeyPosition Locate(uint64_t hash) const {
     const uint32_t bucket = PrimaryBucket(hash);
     const uint32_t fingerprint = Fingerprint(hash);
     return KeyPosition{bucket, AltBucket(bucket, fingerprint), fingerprint};
@@ -239,7 +244,7 @@ class GrowableHashing {
            low;
   }
 
-  KeyPosition Locate(uint64_t hash) const {
+  CUCKOO_ALWAYS_INLINE KeyPosition Locate(uint64_t hash) const {
     const KeyPosition base = base_.Locate(hash);
     if (reserve_bits_ == 0) return base;
     const uint32_t reserve =
