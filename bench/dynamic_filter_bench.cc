@@ -8,6 +8,8 @@
 //                                  filled to a% before the clock starts)
 //   lookup/<layout>/positive:<p>   Contains at 95% load, p% of the keys stored
 //   lookup_batch/<layout>/...      ContainsBatch of 32 keys, the same mix
+//   lookup_visit/<layout>/...      Contains in a loop inside VisitLookup, the
+//                                  same mix
 //   erase/<layout>                 Erase of stored keys at 95% load
 //
 // Layouts: plain 4-slot buckets of 8, 12 and 16-bit fingerprints, and
@@ -145,28 +147,46 @@ std::vector<uint64_t> LookupMix(int positive_percent) {
   return mix;
 }
 
+// How a lookup case calls the filter: Contains, ContainsBatch of kBatch
+// keys, or Contains in a loop compiled for the filter's table (VisitLookup),
+// which chooses the table type once per kVisitRun lookups.
+enum class LookupCall { kSingle, kBatched, kVisit };
+constexpr size_t kVisitRun = 1024;
+
 void Lookup(benchmark::State& state, int fingerprint_bits, bool semi_sorted,
-            int positive_percent, bool batched) {
+            int positive_percent, LookupCall call) {
   const cuckoo::CuckooFilter& filter =
       FullFilter(fingerprint_bits, semi_sorted);
   const std::vector<uint64_t> mix = LookupMix(positive_percent);
+  const size_t per_iteration = call == LookupCall::kBatched ? kBatch
+                               : call == LookupCall::kVisit ? kVisitRun
+                                                            : 1;
   uint64_t matches = 0;
   size_t i = 0;
   bool out[kBatch];
   for (auto _ : state) {
-    if (batched) {
-      if (i + kBatch > mix.size()) i = 0;
-      filter.ContainsBatch(mix.data() + i, kBatch, out);
-      for (size_t k = 0; k < kBatch; ++k) matches += out[k];
-      i += kBatch;
-    } else {
-      if (i == mix.size()) i = 0;
-      matches += filter.Contains(mix[i++]);
+    if (i + per_iteration > mix.size()) i = 0;
+    switch (call) {
+      case LookupCall::kSingle:
+        matches += filter.Contains(mix[i]);
+        break;
+      case LookupCall::kBatched:
+        filter.ContainsBatch(mix.data() + i, kBatch, out);
+        for (size_t k = 0; k < kBatch; ++k) matches += out[k];
+        break;
+      case LookupCall::kVisit:
+        filter.VisitLookup([&](const auto& lookup) {
+          for (size_t k = i; k < i + kVisitRun; ++k) {
+            matches += lookup.Contains(mix[k]);
+          }
+        });
+        break;
     }
+    i += per_iteration;
   }
   benchmark::DoNotOptimize(matches);
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) *
-                          static_cast<int64_t>(batched ? kBatch : 1));
+                          static_cast<int64_t>(per_iteration));
   state.counters["load"] = filter.LoadFactor();
   state.counters["bits_per_item"] = filter.BitsPerKey();
 }
@@ -416,13 +436,14 @@ void RegisterAll() {
           ->Unit(benchmark::kMillisecond);
     }
     for (int positive : {0, 50, 100}) {
-      for (bool batched : {false, true}) {
+      for (const auto& [kind, call] :
+           {std::pair{"lookup/", LookupCall::kSingle},
+            std::pair{"lookup_batch/", LookupCall::kBatched},
+            std::pair{"lookup_visit/", LookupCall::kVisit}}) {
         benchmark::RegisterBenchmark(
-            ((batched ? "lookup_batch/" : "lookup/") + name +
-             "/positive:" + std::to_string(positive))
-                .c_str(),
+            (kind + name + "/positive:" + std::to_string(positive)).c_str(),
             Lookup, layout.fingerprint_bits, layout.semi_sorted, positive,
-            batched);
+            call);
       }
     }
     benchmark::RegisterBenchmark(("erase/" + name).c_str(), Erase,

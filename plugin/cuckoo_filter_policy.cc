@@ -189,28 +189,10 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
 };
 
 // Probes a filter block in place. Stateless and const after construction, so
-// one reader serves all threads. Probe is a bucket type compiled for the
-// block's layout (VisitCompiledBucket), or AnyLayoutProbe.
-struct AnyLayoutProbe {
-  static bool Contains(const cuckoo::BucketTableView& table,
-                       const cuckoo::KeyPosition& position) {
-    return table.Contains(position);
-  }
-};
-template <typename Bucket>
-struct CompiledProbe {
-  static bool Contains(const cuckoo::BucketTableView& table,
-                       const cuckoo::KeyPosition& position) {
-    // Both buckets always, with no branch between their loads.
-    const unsigned in_primary =
-        Bucket::Contains(table.data(), position.bucket, position.fingerprint);
-    const unsigned in_alternate = Bucket::Contains(
-        table.data(), position.alternate, position.fingerprint);
-    return (in_primary | in_alternate) != 0;
-  }
-};
-
-template <typename Probe>
+// one reader serves all threads. Table is the block's table type
+// (cuckoo::VisitTable): compiled for its layout and bucket count where it can
+// be, else cuckoo::AnyLayoutTable.
+template <typename Table>
 class CuckooFilterBitsReader : public FilterBitsReader {
  public:
   explicit CuckooFilterBitsReader(const DecodedBlock& block)
@@ -219,10 +201,10 @@ class CuckooFilterBitsReader : public FilterBitsReader {
 
   bool MayMatch(const Slice& key) override {
     const cuckoo::KeyPosition position =
-        hashing_.Locate(cuckoo::HashKey(key.data(), key.size()));
+        Table::Locate(hashing_, cuckoo::HashKey(key.data(), key.size()));
     // Both cache misses start before either bucket is decoded.
     table_.Prefetch(position);
-    return Probe::Contains(table_, position);
+    return Table::Contains(table_, position);
   }
 
   // The MultiGet path: hash every key and prefetch both of its buckets
@@ -232,10 +214,11 @@ class CuckooFilterBitsReader : public FilterBitsReader {
         table_, num_keys < 0 ? 0 : static_cast<size_t>(num_keys),
         [&](size_t i) {
           const Slice& key = *keys[i];
-          return hashing_.Locate(cuckoo::HashKey(key.data(), key.size()));
+          return Table::Locate(hashing_,
+                               cuckoo::HashKey(key.data(), key.size()));
         },
         [&](size_t i, const cuckoo::KeyPosition& position) {
-          may_match[i] = Probe::Contains(table_, position);
+          may_match[i] = Table::Contains(table_, position);
         });
   }
 
@@ -246,11 +229,13 @@ class CuckooFilterBitsReader : public FilterBitsReader {
 
 FilterBitsReader* NewCuckooFilterBitsReader(const DecodedBlock& block) {
   FilterBitsReader* reader = nullptr;
-  cuckoo::VisitCompiledBucket(block.layout, [&](auto bucket) {
-    reader = new CuckooFilterBitsReader<CompiledProbe<decltype(bucket)>>(block);
-  });
-  return reader != nullptr ? reader
-                           : new CuckooFilterBitsReader<AnyLayoutProbe>(block);
+  cuckoo::VisitTable(
+      block.layout,
+      cuckoo::CuckooHashing(block.num_buckets, block.layout.fingerprint_bits),
+      [&](auto table) {
+        reader = new CuckooFilterBitsReader<decltype(table)>(block);
+      });
+  return reader;
 }
 
 // For blocks this build cannot read: every key may match.

@@ -39,11 +39,13 @@ TEST(CuckooFilterTest, NoFalseNegativesInAnyLayoutWithManySeeds) {
     for (bool semi_sorted : {false, true}) {
       if (semi_sorted && b != 4) continue;
       for (int f = kMinFingerprintBits; f <= kMaxFingerprintBits; ++f) {
+        // 256 buckets: the power-of-two arithmetic of compiled tables.
         for (uint64_t seed : {1u, 2u, 3u}) {
+          const uint64_t num_buckets = seed == 2 ? 256 : 250;
           SCOPED_TRACE("b=" + std::to_string(b) + " f=" + std::to_string(f) +
                        " semi=" + std::to_string(semi_sorted) +
                        " seed=" + std::to_string(seed));
-          CuckooFilter filter(250, Options(b, f, semi_sorted, seed));
+          CuckooFilter filter(num_buckets, Options(b, f, semi_sorted, seed));
           HashStream stream(seed * 1000 + f);
           std::vector<uint64_t> stored = FillTo(
               &filter, MaxLoadFactor(b, Construction::kDynamic), &stream);
@@ -64,42 +66,52 @@ TEST(CuckooFilterTest, NoFalseNegativesInAnyLayoutWithManySeeds) {
   }
 }
 
-// Lookups compiled for a layout (plain 4-slot 8, 12, 16 bits) and the
-// lookups for any layout answer alike, single and batched, also for keys in
-// the stash: each must say "present" exactly when Count finds a copy.
+// Lookups compiled for a table (plain 4-slot 8, 12, 16 bits, semi-sorted 13
+// bits; power-of-two bucket counts or not) and the lookups for any layout
+// answer alike, single, batched and through VisitLookup, also for keys in the
+// stash: each must say "present" exactly when Count finds a copy.
 TEST(CuckooFilterTest, LookupsAgreeWithCountInEveryLayoutAlsoWithAStash) {
   for (const BucketLayout& layout :
        {BucketLayout{4, 8, false}, BucketLayout{4, 12, false},
         BucketLayout{4, 16, false}, BucketLayout{4, 13, true},
-        BucketLayout{2, 16, false}, BucketLayout{8, 9, false}}) {
-    SCOPED_TRACE(std::to_string(layout.bucket_size) + " slots, " +
-                 std::to_string(layout.fingerprint_bits) + " bits" +
-                 (layout.semi_sorted ? ", semi-sorted" : ""));
-    CuckooFilterOptions options;
-    options.layout = layout;
-    options.max_kicks = 8;  // short walks: the stash fills
-    options.stash_capacity = 64;
-    CuckooFilter filter(64, options);
-    HashStream stream(layout.fingerprint_bits);
-    std::vector<uint64_t> probes;  // the stored keys first
-    for (uint64_t hash = stream.Next();
-         filter.Insert(hash) == InsertResult::kOk; hash = stream.Next()) {
-      probes.push_back(hash);
-    }
-    const size_t stored = probes.size();
-    EXPECT_GT(filter.Stats().stash_size, 0u);
-    for (int i = 0; i < 2000; ++i) probes.push_back(stream.Next());
-    std::unique_ptr<bool[]> batched(new bool[probes.size()]);
-    filter.ContainsBatch(probes.data(), probes.size(), batched.get());
-    for (size_t i = 0; i < probes.size(); ++i) {
-      const bool counted = filter.Count(probes[i]) > 0;
-      ASSERT_EQ(filter.Contains(probes[i]), counted) << i;
-      ASSERT_EQ(batched[i], counted) << i;
-      if (i < stored) {
-        ASSERT_TRUE(counted) << "stored key " << i;
+        BucketLayout{2, 16, false}, BucketLayout{8, 9, false}})
+    for (uint64_t num_buckets : {64u, 66u}) {
+      SCOPED_TRACE(std::to_string(layout.bucket_size) + " slots, " +
+                   std::to_string(layout.fingerprint_bits) + " bits" +
+                   (layout.semi_sorted ? ", semi-sorted, " : ", ") +
+                   std::to_string(num_buckets) + " buckets");
+      CuckooFilterOptions options;
+      options.layout = layout;
+      options.max_kicks = 8;  // short walks: the stash fills
+      options.stash_capacity = 64;
+      CuckooFilter filter(num_buckets, options);
+      HashStream stream(layout.fingerprint_bits);
+      std::vector<uint64_t> probes;  // the stored keys first
+      for (uint64_t hash = stream.Next();
+           filter.Insert(hash) == InsertResult::kOk; hash = stream.Next()) {
+        probes.push_back(hash);
+      }
+      const size_t stored = probes.size();
+      EXPECT_GT(filter.Stats().stash_size, 0u);
+      for (int i = 0; i < 2000; ++i) probes.push_back(stream.Next());
+      std::unique_ptr<bool[]> batched(new bool[probes.size()]);
+      filter.ContainsBatch(probes.data(), probes.size(), batched.get());
+      std::vector<uint8_t> visited(probes.size());
+      filter.VisitLookup([&](const auto& lookup) {
+        for (size_t i = 0; i < probes.size(); ++i) {
+          visited[i] = lookup.Contains(probes[i]);
+        }
+      });
+      for (size_t i = 0; i < probes.size(); ++i) {
+        const bool counted = filter.Count(probes[i]) > 0;
+        ASSERT_EQ(filter.Contains(probes[i]), counted) << i;
+        ASSERT_EQ(batched[i], counted) << i;
+        ASSERT_EQ(visited[i] != 0, counted) << i;
+        if (i < stored) {
+          ASSERT_TRUE(counted) << "stored key " << i;
+        }
       }
     }
-  }
 }
 
 TEST(CuckooFilterTest, FalsePositiveRateMatchesTheFormula) {

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "cuckoo/bucket_table.h"
 #include "cuckoo/semi_sort.h"
@@ -40,6 +42,56 @@ TEST(CuckooHashingTest,
       }
     }
   }
+}
+
+// LocateCompiled is Locate: with any even bucket count, and with the
+// power-of-two arithmetic for 2^k buckets, at the edges of the hash range
+// too.
+template <int kFingerprintBits>
+void ExpectCompiledLocateIsLocate() {
+  for (uint32_t num_buckets : {2u, 4u, 6u, 1000u, 1024u, 1u << 18,
+                               (1u << 18) + 2, 1u << 31, 0xFFFFFFFEu}) {
+    const CuckooHashing hashing(num_buckets, kFingerprintBits);
+    ASSERT_EQ(hashing.power_of_two(), CuckooHashing::IsPowerOfTwo(num_buckets));
+    HashStream stream(num_buckets + kFingerprintBits);
+    std::vector<uint64_t> hashes = {0, ~uint64_t{0}, 0xFFFFFFFF00000000ull,
+                                    0x00000000FFFFFFFFull};
+    for (int i = 0; i < 20000; ++i) hashes.push_back(stream.Next());
+    for (uint64_t hash : hashes) {
+      const KeyPosition expected = hashing.Locate(hash);
+      const KeyPosition compiled =
+          hashing.power_of_two()
+              ? hashing.LocateCompiled<kFingerprintBits, true>(hash)
+              : hashing.LocateCompiled<kFingerprintBits, false>(hash);
+      ASSERT_EQ(compiled.bucket, expected.bucket) << num_buckets;
+      ASSERT_EQ(compiled.alternate, expected.alternate) << num_buckets;
+      ASSERT_EQ(compiled.fingerprint, expected.fingerprint);
+      if (hashing.power_of_two()) {
+        ASSERT_EQ(hashing.AltBucketCompiled<true>(expected.alternate,
+                                                  expected.fingerprint),
+                  expected.bucket);
+      }
+    }
+  }
+}
+
+TEST(CuckooHashingTest, CompiledLocateIsLocate) {
+  ExpectCompiledLocateIsLocate<5>();
+  ExpectCompiledLocateIsLocate<8>();
+  ExpectCompiledLocateIsLocate<12>();
+  ExpectCompiledLocateIsLocate<13>();
+  ExpectCompiledLocateIsLocate<16>();
+}
+
+TEST(CuckooHashingTest, IntegerKeysHashAsTheirLittleEndianBytes) {
+  HashStream stream(64);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t key = stream.Next();
+    uint8_t bytes[8];
+    for (int b = 0; b < 8; ++b) bytes[b] = static_cast<uint8_t>(key >> (8 * b));
+    ASSERT_EQ(HashKey(key), HashKey(bytes, sizeof(bytes)));
+  }
+  EXPECT_NE(HashKey(uint64_t{1}), HashKey(uint64_t{2}));
 }
 
 TEST(CuckooHashingTest, FingerprintsCoverTheirRangeUniformly) {
@@ -258,6 +310,53 @@ void ExpectFixedLayoutAgreesWithView() {
   }
 }
 
+// The compiled writes change what BucketTable's do, bit for bit, and
+// nothing of the neighbouring buckets.
+template <int kBucketSize, int kFingerprintBits>
+void ExpectCompiledWritesAgreeWithTheTable() {
+  using Bucket = PlainWordBucket<kBucketSize, kFingerprintBits>;
+  const BucketLayout layout{kBucketSize, kFingerprintBits, false};
+  const uint32_t num_buckets = 40;
+  BucketTable expected(layout, num_buckets);
+  BucketTable compiled(layout, num_buckets);
+  HashStream stream(300 + kFingerprintBits);
+  const uint32_t max_fp = static_cast<uint32_t>(bits::Mask(kFingerprintBits));
+  for (int i = 0; i < 3000; ++i) {
+    const uint64_t r = stream.Next();
+    const uint32_t bucket = static_cast<uint32_t>(r % num_buckets);
+    // Small values, so that Replace finds them again.
+    const uint32_t value = static_cast<uint32_t>((r >> 32) % 6) + 1;
+    const uint32_t other = static_cast<uint32_t>((r >> 40) % max_fp) + 1;
+    switch ((r >> 56) % 3) {
+      case 0:
+        ASSERT_EQ(
+            Bucket::Replace(compiled.mutable_bytes().data(), bucket, 0, value),
+            expected.TryInsert(bucket, value));
+        break;
+      case 1:
+        ASSERT_EQ(
+            Bucket::Replace(compiled.mutable_bytes().data(), bucket, value, 0),
+            expected.Replace(bucket, value, 0));
+        break;
+      default: {
+        const int slot = static_cast<int>((r >> 8) % kBucketSize);
+        ASSERT_EQ(
+            Bucket::Swap(compiled.mutable_bytes().data(), bucket, slot, other),
+            expected.Swap(bucket, slot, other));
+      }
+    }
+    ASSERT_EQ(compiled.bytes(), expected.bytes()) << "operation " << i;
+  }
+}
+
+TEST(BucketTableTest, CompiledWritesAgreeWithTheTable) {
+  ExpectCompiledWritesAgreeWithTheTable<4, 8>();
+  ExpectCompiledWritesAgreeWithTheTable<4, 12>();
+  ExpectCompiledWritesAgreeWithTheTable<4, 16>();
+  ExpectCompiledWritesAgreeWithTheTable<2, 32>();
+  ExpectCompiledWritesAgreeWithTheTable<8, 7>();
+}
+
 TEST(BucketTableTest, FixedLayoutsAgreeWithTheView) {
   ExpectFixedLayoutAgreesWithView<4, 8>();
   ExpectFixedLayoutAgreesWithView<4, 12>();
@@ -338,6 +437,44 @@ TEST(BucketTableTest, EveryCompiledLayoutIsChosenForItsOwnLayoutOnly) {
     }
   }
   EXPECT_EQ(compiled, 3 + 11);
+}
+
+// VisitTable picks a compiled table for a compiled layout whose mapping has
+// the slots' fingerprint width, with power-of-two arithmetic exactly when the
+// bucket count is a power of two; AnyLayoutTable otherwise.
+TEST(BucketTableTest, VisitTableChoosesTheArithmeticOfTheBucketCount) {
+  struct Choice {
+    bool compiled = false;
+    bool power_of_two = false;
+  };
+  auto choose = [](const BucketLayout& layout, const CuckooHashing& hashing) {
+    Choice choice;
+    int visits = 0;
+    VisitTable(layout, hashing, [&](auto table) {
+      ++visits;
+      using Table = decltype(table);
+      if constexpr (!std::is_same_v<Table, AnyLayoutTable>) {
+        choice.compiled = true;
+        choice.power_of_two =
+            std::is_same_v<Table,
+                           CompiledTable<typename Table::BucketType, true>>;
+        EXPECT_TRUE(Table::BucketType::Matches(layout));
+      }
+    });
+    EXPECT_EQ(visits, 1);
+    return choice;
+  };
+  const BucketLayout plain12{4, 12, false};
+  Choice choice = choose(plain12, CuckooHashing(1u << 18, 12));
+  EXPECT_TRUE(choice.compiled && choice.power_of_two);
+  choice = choose(plain12, CuckooHashing((1u << 18) + 2, 12));
+  EXPECT_TRUE(choice.compiled && !choice.power_of_two);
+  // Slots wider than the mapping's fingerprints (a filter that may grow).
+  EXPECT_FALSE(choose(plain12, CuckooHashing(1u << 18, 8)).compiled);
+  EXPECT_FALSE(
+      choose(BucketLayout{4, 20, false}, CuckooHashing(64, 20)).compiled);
+  choice = choose(BucketLayout{4, 10, true}, CuckooHashing(4096, 10));
+  EXPECT_TRUE(choice.compiled && choice.power_of_two);
 }
 
 TEST(BucketTableTest, ViewReadsUnalignedMemoryItDoesNotOwn) {

@@ -145,8 +145,9 @@ inline uint64_t ZeroLanes(uint64_t word, uint64_t ones, uint64_t tops) {
 // layouts: the bucket width, lane constants and shifts become constants, so
 // a probe is one load, a shift, a mask and the zero-lane test. Same bits as
 // BucketTableView reads for BucketLayout{kBucketSize, kFingerprintBits}.
-template <int kBucketSize, int kFingerprintBits>
+template <int kBucketSize, int kFingerprintBitsOfSlot>
 struct PlainWordBucket {
+  static constexpr int kFingerprintBits = kFingerprintBitsOfSlot;
   static constexpr int kBits = kBucketSize * kFingerprintBits;
   static_assert(kBits <= 57 || kBits == 64, "one 8-byte load per bucket");
   static constexpr uint64_t kOnes = [] {
@@ -157,21 +158,55 @@ struct PlainWordBucket {
     return ones;
   }();
   static constexpr uint64_t kTops = kOnes << (kFingerprintBits - 1);
+  // Has Replace, a compiled write.
+  static constexpr bool kWritable = true;
 
   static bool Matches(const BucketLayout& layout) {
     return !layout.semi_sorted && layout.bucket_size == kBucketSize &&
            layout.fingerprint_bits == kFingerprintBits;
   }
-  static uint64_t Read(const uint8_t* data, uint32_t bucket) {
+  CUCKOO_ALWAYS_INLINE static uint64_t Read(const uint8_t* data,
+                                            uint32_t bucket) {
     const uint64_t position = uint64_t{bucket} * kBits;
     const uint64_t word =
         bits::LoadLittleEndian64(data + (position >> 3)) >> (position & 7);
     return kBits == 64 ? word : word & bits::Mask(kBits);
   }
-  static bool Contains(const uint8_t* data, uint32_t bucket,
-                       uint32_t fingerprint) {
+  CUCKOO_ALWAYS_INLINE static bool Contains(const uint8_t* data,
+                                            uint32_t bucket,
+                                            uint32_t fingerprint) {
     return bits::ZeroLanes(Read(data, bucket) ^ (fingerprint * kOnes), kOnes,
                            kTops) != 0;
+  }
+  // BucketTable::Replace for this layout: the first slot holding `from`
+  // (0 = an empty slot) gets `to`; false when no slot holds `from`.
+  static bool Replace(uint8_t* data, uint32_t bucket, uint32_t from,
+                      uint32_t to) {
+    const uint64_t word = Read(data, bucket);
+    const uint64_t hits = bits::ZeroLanes(word ^ (from * kOnes), kOnes, kTops);
+    if (hits == 0) return false;
+    const int shift = __builtin_ctzll(hits) + 1 - kFingerprintBits;
+    FlipBits(data, bucket, uint64_t{from ^ to} << shift);
+    return true;
+  }
+  // BucketTable::Swap for this layout: `fingerprint` goes into `slot`, and
+  // what was there is returned.
+  static uint32_t Swap(uint8_t* data, uint32_t bucket, int slot,
+                       uint32_t fingerprint) {
+    const int shift = slot * kFingerprintBits;
+    const uint32_t evicted = static_cast<uint32_t>(
+        (Read(data, bucket) >> shift) & bits::Mask(kFingerprintBits));
+    FlipBits(data, bucket, uint64_t{evicted ^ fingerprint} << shift);
+    return evicted;
+  }
+
+ private:
+  // XORs `change` (bits of the bucket as Read returns it) into the bucket.
+  static void FlipBits(uint8_t* data, uint32_t bucket, uint64_t change) {
+    const uint64_t position = uint64_t{bucket} * kBits;
+    uint8_t* address = data + (position >> 3);
+    bits::StoreLittleEndian64(address, bits::LoadLittleEndian64(address) ^
+                                           (change << (position & 7)));
   }
 };
 
@@ -179,8 +214,9 @@ struct PlainWordBucket {
 // 8-byte load reads whole (f <= 15: a 12-bit code and four (f - 4)-bit low
 // parts). Same bits and the same word-parallel match as BucketTableView's
 // semi-sorted path, with every width and lane constant a constant.
-template <int kFingerprintBits>
+template <int kFingerprintBitsOfSlot>
 struct SemiSortedWordBucket {
+  static constexpr int kFingerprintBits = kFingerprintBitsOfSlot;
   static constexpr int kLowBits = kFingerprintBits - semi_sort::kNibbleBits;
   static constexpr int kBits = semi_sort::kCodeBits + 4 * kLowBits;
   static_assert(kLowBits >= 1 && kBits <= 57, "one 8-byte load per bucket");
@@ -191,13 +227,16 @@ struct SemiSortedWordBucket {
     return ones;
   }();
   static constexpr uint64_t kLowTops = kLowOnes << (kLowBits - 1);
+  // Writes go through BucketTable, which keeps the bucket sorted.
+  static constexpr bool kWritable = false;
 
   static bool Matches(const BucketLayout& layout) {
     return layout.semi_sorted && layout.bucket_size == 4 &&
            layout.fingerprint_bits == kFingerprintBits;
   }
-  static bool Contains(const uint8_t* data, uint32_t bucket,
-                       uint32_t fingerprint) {
+  CUCKOO_ALWAYS_INLINE static bool Contains(const uint8_t* data,
+                                            uint32_t bucket,
+                                            uint32_t fingerprint) {
     const uint64_t position = uint64_t{bucket} * kBits;
     const uint64_t word =
         (bits::LoadLittleEndian64(data + (position >> 3)) >> (position & 7)) &
@@ -219,7 +258,7 @@ struct SemiSortedWordBucket {
  private:
   // The tops of the low lanes whose bits are set in lane_mask: bit s of the
   // mask moved to bit s * kLowBits + kLowBits - 1.
-  static uint64_t LowTopsOfLanes(uint32_t lane_mask) {
+  CUCKOO_ALWAYS_INLINE static uint64_t LowTopsOfLanes(uint32_t lane_mask) {
     uint64_t tops = 0;
     for (int slot = 0; slot < 4; ++slot) {
       tops |= uint64_t{(lane_mask >> slot) & 1u}
@@ -486,6 +525,75 @@ class BucketTableView {
 
 // Keys per chunk of a batched lookup.
 inline constexpr size_t kProbeChunk = 32;
+
+// The table type that the dynamic filter's lookups and inserts and the
+// plugin's reader share: a key's position (Locate, over the table's
+// CuckooHashing) and the probe of its two buckets (Contains). Both buckets
+// are always probed, with no branch between their loads, so that the loads
+// overlap and no branch depends on what the table holds.
+//
+// CompiledTable has its bucket layout and index arithmetic fixed at compile
+// time (a compiled bucket type, and LocateCompiled with or without a
+// power-of-two bucket count); AnyLayoutTable reads every layout.
+// VisitTable chooses one for a table, once: each filter or reader keeps its
+// choice, so no operation branches on its layout.
+template <typename Bucket, bool kPowerOfTwo>
+struct CompiledTable {
+  using BucketType = Bucket;
+  CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooHashing& hashing,
+                                                 uint64_t hash) {
+    return hashing
+        .template LocateCompiled<Bucket::kFingerprintBits, kPowerOfTwo>(hash);
+  }
+  CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooHashing& hashing,
+                                                 uint32_t bucket,
+                                                 uint32_t fingerprint) {
+    return hashing.template AltBucketCompiled<kPowerOfTwo>(bucket, fingerprint);
+  }
+  CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
+                                            const KeyPosition& position) {
+    const unsigned in_primary =
+        Bucket::Contains(table.data(), position.bucket, position.fingerprint);
+    const unsigned in_alternate = Bucket::Contains(
+        table.data(), position.alternate, position.fingerprint);
+    return (in_primary | in_alternate) != 0;
+  }
+};
+
+struct AnyLayoutTable {
+  CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooHashing& hashing,
+                                                 uint64_t hash) {
+    return hashing.Locate(hash);
+  }
+  CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooHashing& hashing,
+                                                 uint32_t bucket,
+                                                 uint32_t fingerprint) {
+    return hashing.AltBucket(bucket, fingerprint);
+  }
+  CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
+                                            const KeyPosition& position) {
+    return table.Contains(position);
+  }
+};
+
+// Calls visit(Table{}) with the table type for a table of `layout` and
+// `hashing`: a CompiledTable where VisitCompiledBucket has a bucket type for
+// the layout and the mapping's fingerprints are the slots', else
+// AnyLayoutTable.
+template <typename Visit>
+void VisitTable(const BucketLayout& layout, const CuckooHashing& hashing,
+                Visit&& visit) {
+  const bool compiled = hashing.fingerprint_bits() == layout.fingerprint_bits &&
+                        VisitCompiledBucket(layout, [&](auto bucket) {
+                          using Bucket = decltype(bucket);
+                          if (hashing.power_of_two()) {
+                            visit(CompiledTable<Bucket, true>{});
+                          } else {
+                            visit(CompiledTable<Bucket, false>{});
+                          }
+                        });
+  if (!compiled) visit(AnyLayoutTable{});
+}
 
 // The batched lookup of the dynamic filter and of the plugin's reader: for
 // up to kProbeChunk keys at a time, locate(i) gives key i's position and both

@@ -73,6 +73,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuckoo/bucket_table.h"
@@ -189,9 +190,7 @@ class CuckooFilter {
   // and retries (see "Growth").
   InsertResult Insert(uint64_t hash) {
     for (;;) {
-      const KeyPosition position = hashing_.Locate(hash);
-      const InsertResult result = InsertFingerprint(
-          position.bucket, position.alternate, position.fingerprint);
+      const InsertResult result = operations_->insert(*this, hash);
       if (result == InsertResult::kOk) return result;
       if (!Grow()) {
         ++failed_inserts_;
@@ -256,11 +255,26 @@ class CuckooFilter {
     }
   }
 
-  bool Contains(uint64_t hash) const { return lookups_->contains(*this, hash); }
+  bool Contains(uint64_t hash) const {
+    return operations_->contains(*this, hash);
+  }
+
+  // Calls visit(lookup) with a lookup compiled for this filter's table:
+  // lookup.Contains(hash) answers as Contains does, and inlines into the
+  // caller's loop. Such a loop pays for the choice of table type once, where
+  // each Contains call pays an indirect call. visit is compiled for every
+  // table type; the lookup is valid inside visit, while the filter does not
+  // change.
+  template <typename Visit>
+  void VisitLookup(Visit&& visit) const {
+    VisitOperations(table_.layout(), hashing_, [&](auto table, auto mapping) {
+      visit(Lookup<decltype(table), decltype(mapping)>(*this));
+    });
+  }
 
   // Batched lookup: prefetches both buckets of every key before probing.
   void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
-    lookups_->contains_batch(*this, hashes, count, out);
+    operations_->contains_batch(*this, hashes, count, out);
   }
 
   // Removes one copy. Returns false when no copy was found.
@@ -384,7 +398,7 @@ class CuckooFilter {
     }
     hashing_ = grown;
     table_ = std::move(grown_table);
-    lookups_ = ChooseLookups(table_.layout());
+    operations_ = ChooseOperations(table_.layout(), hashing_);
     DrainStash();
     return true;
   }
@@ -410,7 +424,7 @@ class CuckooFilter {
       : options_(options),
         hashing_(hashing),
         table_(SlotLayout(options, hashing), hashing.num_buckets()),
-        lookups_(ChooseLookups(table_.layout())),
+        operations_(ChooseOperations(table_.layout(), hashing_)),
         rng_state_(options.seed) {}
 
   // log2 of the expansion; 0 without growth.
@@ -464,76 +478,165 @@ class CuckooFilter {
     return result;
   }
 
-  // Lookups: chosen once per filter, a version compiled for the layout
-  // where there is one (VisitCompiledBucket in bucket_table.h), else the
-  // version for any layout. While the stash is empty (almost always), no
-  // branch depends on what the table holds: a branch on the probe's result
-  // would be mispredicted for a mix of stored and absent keys, and would
-  // keep the next lookup's loads from overlapping this one's.
-  struct LookupFunctions {
+  // The hot operations, chosen once per filter (and again after a growth):
+  // lookups and the insert's first step, compiled for the table where
+  // VisitTable has a type for it. While the stash is empty (almost always),
+  // no lookup branches on what the table holds: a branch on the probe's
+  // result would be mispredicted for a mix of stored and absent keys, and
+  // would keep the next lookup's loads from overlapping this one's.
+  struct Operations {
     bool (*contains)(const CuckooFilter&, uint64_t);
     void (*contains_batch)(const CuckooFilter&, const uint64_t*, size_t, bool*);
+    InsertResult (*insert)(CuckooFilter&, uint64_t);
   };
 
-  struct AnyLayoutProbe {
-    static bool InTable(const CuckooFilter& filter,
-                        const KeyPosition& position) {
-      return filter.table_.view().Contains(position);
+  // A filter that cannot grow maps keys with its base mapping, which Table
+  // may compile.
+  template <typename Table>
+  struct FixedSize {
+    CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooFilter& filter,
+                                                   uint64_t hash) {
+      return Table::Locate(filter.hashing_.base(), hash);
+    }
+    CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooFilter& filter,
+                                                   uint32_t bucket,
+                                                   uint32_t fingerprint) {
+      return Table::AltBucket(filter.hashing_.base(), bucket, fingerprint);
     }
   };
-  template <typename Bucket>
-  struct FixedLayoutProbe {
-    static bool InTable(const CuckooFilter& filter,
-                        const KeyPosition& position) {
-      // Both buckets are always probed, without a branch between them, so
-      // that their loads overlap.
-      const uint8_t* data = filter.table_.bytes().data();
-      const unsigned in_primary =
-          Bucket::Contains(data, position.bucket, position.fingerprint);
-      const unsigned in_alternate =
-          Bucket::Contains(data, position.alternate, position.fingerprint);
-      return (in_primary | in_alternate) != 0;
+  // A filter that may grow maps keys with the growable mapping; Table still
+  // compiles its slots where their layout has a type.
+  struct Growable {
+    CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooFilter& filter,
+                                                   uint64_t hash) {
+      return filter.hashing_.Locate(hash);
+    }
+    CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooFilter& filter,
+                                                   uint32_t bucket,
+                                                   uint32_t value) {
+      return filter.hashing_.AltBucket(bucket, value);
     }
   };
 
-  bool InStashOrTable(bool in_table, const KeyPosition& position) const {
+  CUCKOO_ALWAYS_INLINE bool InStashOrTable(bool in_table,
+                                           const KeyPosition& position) const {
     return stash_.empty() ? in_table : in_table || StashCount(position) > 0;
   }
 
-  template <typename Probe>
-  static bool ContainsWith(const CuckooFilter& filter, uint64_t hash) {
-    const KeyPosition position = filter.hashing_.Locate(hash);
-    return filter.InStashOrTable(Probe::InTable(filter, position), position);
+  template <typename Table, typename Mapping>
+  CUCKOO_ALWAYS_INLINE static bool ContainsWith(const CuckooFilter& filter,
+                                                uint64_t hash) {
+    const KeyPosition position = Mapping::Locate(filter, hash);
+    return filter.InStashOrTable(
+        Table::Contains(filter.table_.view(), position), position);
   }
 
-  template <typename Probe>
+  template <typename Table, typename Mapping>
   static void ContainsBatchWith(const CuckooFilter& filter,
                                 const uint64_t* hashes, size_t count,
                                 bool* out) {
     LocatePrefetchProbe(
         filter.table_.view(), count,
-        [&](size_t i) { return filter.hashing_.Locate(hashes[i]); },
+        [&](size_t i) { return Mapping::Locate(filter, hashes[i]); },
         [&](size_t i, const KeyPosition& position) {
-          out[i] =
-              filter.InStashOrTable(Probe::InTable(filter, position), position);
+          out[i] = filter.InStashOrTable(
+              Table::Contains(filter.table_.view(), position), position);
         });
   }
 
-  template <typename Probe>
-  static const LookupFunctions* LookupsWith() {
-    static constexpr LookupFunctions functions = {&ContainsWith<Probe>,
-                                                  &ContainsBatchWith<Probe>};
-    return &functions;
+  // One insert attempt at the current size: either bucket, else the walk.
+  template <typename Table, typename Mapping>
+  static InsertResult InsertWith(CuckooFilter& filter, uint64_t hash) {
+    const KeyPosition position = Mapping::Locate(filter, hash);
+    if (filter.TryAddTo<Table>(position.bucket, position.fingerprint) ||
+        filter.TryAddTo<Table>(position.alternate, position.fingerprint)) {
+      ++filter.num_items_;
+      return InsertResult::kOk;
+    }
+    return filter.KickOut<Table, Mapping>(position.bucket,
+                                          position.fingerprint);
   }
 
-  static const LookupFunctions* ChooseLookups(const BucketLayout& layout) {
-    const LookupFunctions* lookups = LookupsWith<AnyLayoutProbe>();
-    VisitCompiledBucket(layout, [&lookups](auto bucket) {
-      lookups = LookupsWith<FixedLayoutProbe<decltype(bucket)>>();
+  // Table's compiled bucket writes where it has them, else BucketTable's.
+  template <typename Table>
+  static constexpr bool kWritesCompiled = [] {
+    if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
+      return false;
+    } else {
+      return Table::BucketType::kWritable;
+    }
+  }();
+
+  template <typename Table>
+  bool TryAddTo(uint32_t bucket, uint32_t fingerprint) {
+    if constexpr (kWritesCompiled<Table>) {
+      return Table::BucketType::Replace(table_.mutable_bytes().data(), bucket,
+                                        0, fingerprint);
+    } else {
+      return TryAddToBucket(bucket, fingerprint);
+    }
+  }
+
+  template <typename Table>
+  uint32_t SwapIn(uint32_t bucket, int slot, uint32_t fingerprint) {
+    if constexpr (kWritesCompiled<Table>) {
+      return Table::BucketType::Swap(table_.mutable_bytes().data(), bucket,
+                                     slot, fingerprint);
+    } else {
+      return table_.Swap(bucket, slot, fingerprint);
+    }
+  }
+
+  template <typename Table, typename Mapping>
+  static const Operations* OperationsWith() {
+    static constexpr Operations operations = {
+        &ContainsWith<Table, Mapping>, &ContainsBatchWith<Table, Mapping>,
+        &InsertWith<Table, Mapping>};
+    return &operations;
+  }
+
+  // Calls visit(Table{}, Mapping{}) with the types of a table of `slots`
+  // mapped by `hashing`.
+  template <typename Visit>
+  static void VisitOperations(const BucketLayout& slots,
+                              const GrowableHashing& hashing, Visit&& visit) {
+    if (hashing.reserve_bits() == 0) {
+      VisitTable(slots, hashing.base(), [&visit](auto table) {
+        visit(table, FixedSize<decltype(table)>{});
+      });
+      return;
+    }
+    // The growable mapping is not the base's: only the slots compile.
+    const bool compiled = VisitCompiledBucket(slots, [&visit](auto bucket) {
+      visit(CompiledTable<decltype(bucket), false>{}, Growable{});
     });
-    return lookups;
+    if (!compiled) visit(AnyLayoutTable{}, Growable{});
   }
 
+  static const Operations* ChooseOperations(const BucketLayout& slots,
+                                            const GrowableHashing& hashing) {
+    const Operations* operations = nullptr;
+    VisitOperations(slots, hashing, [&operations](auto table, auto mapping) {
+      operations = OperationsWith<decltype(table), decltype(mapping)>();
+    });
+    return operations;
+  }
+
+ public:
+  // The lookup of VisitLookup.
+  template <typename Table, typename Mapping>
+  class Lookup {
+   public:
+    explicit Lookup(const CuckooFilter& filter) : filter_(filter) {}
+    CUCKOO_ALWAYS_INLINE bool Contains(uint64_t hash) const {
+      return ContainsWith<Table, Mapping>(filter_, hash);
+    }
+
+   private:
+    const CuckooFilter& filter_;
+  };
+
+ private:
   static const CuckooFilterOptions& CheckedOptions(
       const CuckooFilterOptions& options) {
     std::string problem = options.layout.Validate();
@@ -584,7 +687,8 @@ class CuckooFilter {
     return z ^ (z >> 31);
   }
 
-  // Stores a fingerprint of bucket pair (bucket, alternate).
+  // Stores a fingerprint of bucket pair (bucket, alternate), for Merge. The
+  // growable mapping's AltBucket is every filter's.
   InsertResult InsertFingerprint(uint32_t bucket, uint32_t alternate,
                                  uint32_t fingerprint) {
     if (TryAddToBucket(bucket, fingerprint) ||
@@ -592,7 +696,7 @@ class CuckooFilter {
       ++num_items_;
       return InsertResult::kOk;
     }
-    return KickOut(bucket, fingerprint);
+    return KickOut<AnyLayoutTable, Growable>(bucket, fingerprint);
   }
 
   size_t InsertEach(const uint64_t* hashes, size_t count, InsertResult* results,
@@ -632,24 +736,28 @@ class CuckooFilter {
     return count;
   }
 
+  template <typename Table, typename Mapping>
   InsertResult KickOut(uint32_t bucket, uint32_t fingerprint) {
-    std::vector<KickStep> steps;
-    steps.reserve(std::min<uint32_t>(options_.max_kicks, 64));
+    // The walk's log, for the undo; kept between walks, so that a walk
+    // allocates nothing once the longest one has been seen.
+    std::vector<KickStep>& steps = walk_log_;
+    steps.clear();
     uint32_t homeless = fingerprint;
     uint32_t current = bucket;
     for (uint32_t kick = 0; kick < options_.max_kicks; ++kick) {
       // Alternate the starting bucket between the two choices.
       if (kick == 0 && (NextRandom() & 1)) {
-        current = hashing_.AltBucket(current, homeless);
+        current = Mapping::AltBucket(*this, current, homeless);
       }
+      // bucket_size is 2, 4 or 8: the mask is the remainder.
       const int victim = static_cast<int>(
-          NextRandom() % static_cast<uint64_t>(layout().bucket_size));
-      const uint32_t evicted = table_.Swap(current, victim, homeless);
+          NextRandom() & static_cast<uint64_t>(layout().bucket_size - 1));
+      const uint32_t evicted = SwapIn<Table>(current, victim, homeless);
       steps.push_back({current, homeless, evicted});
       ++total_kicks_;
       homeless = evicted;
-      current = hashing_.AltBucket(current, homeless);
-      if (TryAddToBucket(current, homeless)) {
+      current = Mapping::AltBucket(*this, current, homeless);
+      if (TryAddTo<Table>(current, homeless)) {
         ++num_items_;
         return InsertResult::kOk;
       }
@@ -686,7 +794,7 @@ class CuckooFilter {
   CuckooFilterOptions options_;
   GrowableHashing hashing_;
   BucketTable table_;
-  const LookupFunctions* lookups_;
+  const Operations* operations_;
   std::vector<StashEntry> stash_;
   uint64_t num_items_ = 0;
   uint64_t num_deleted_ = 0;
@@ -694,6 +802,7 @@ class CuckooFilter {
   uint64_t total_kicks_ = 0;
   uint64_t failed_inserts_ = 0;
   uint32_t peak_stash_size_ = 0;
+  std::vector<KickStep> walk_log_;
 };
 
 }  // namespace cuckoo

@@ -74,6 +74,17 @@ CUCKOO_ALWAYS_INLINE uint64_t HashKey(const void* data, size_t size) {
   return XXH3_64bits(data, size);
 }
 
+// HashKey of a 64-bit integer key's 8 little-endian bytes, the same value on
+// every host. XXH3 is compiled into the caller for this one length (flatten):
+// the call of XXH3_64bits that a variable length leaves out of line, with its
+// dispatch on the length, costs more than a cuckoo filter's lookup.
+__attribute__((flatten)) inline uint64_t HashKey(uint64_t key) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  key = __builtin_bswap64(key);
+#endif
+  return XXH3_64bits(&key, sizeof(key));
+}
+
 // Maps a uniform 32-bit value to [0, range) without division.
 inline uint32_t FastRange32(uint32_t value, uint32_t range) {
   return static_cast<uint32_t>((static_cast<uint64_t>(value) * range) >> 32);
@@ -135,6 +146,18 @@ struct KeyPosition {
 };
 
 // The hash-to-position mapping for one table geometry.
+//
+// Compiled forms
+// --------------
+// Locate costs three multiply-shift reductions, a multiply and a compare
+// for any even m. LocateCompiled<f, kPowerOfTwo> gives the same positions
+// with the fingerprint width a constant, and, when m = 2^k, with the index
+// arithmetic of a power-of-two table: fastrange(x, 2^k) = x >> (32 - k)
+// exactly, and (t - i) mod 2^k is a mask. Nothing about the mapping changes
+// (the tests compare the two forms), so a table of 2^k buckets costs what the
+// reference implementation's XOR mapping costs, and is read the same way by
+// either form. Tables choose the form once (VisitCompiledTable in
+// bucket_table.h), not per key.
 class CuckooHashing {
  public:
   // num_buckets must be even and at least 2; fingerprint_bits in [4, 32].
@@ -143,10 +166,18 @@ class CuckooHashing {
       : num_buckets_(num_buckets),
         max_fingerprint_(fingerprint_bits >= 32
                              ? 0xFFFFFFFFu
-                             : (uint32_t{1} << fingerprint_bits) - 1) {}
+                             : (uint32_t{1} << fingerprint_bits) - 1),
+        index_shift_(IsPowerOfTwo(num_buckets) ? 32 - __builtin_ctz(num_buckets)
+                                               : 0) {}
 
   uint32_t num_buckets() const { return num_buckets_; }
   uint32_t max_fingerprint() const { return max_fingerprint_; }
+  bool power_of_two() const { return index_shift_ != 0; }
+  int fingerprint_bits() const { return 32 - __builtin_clz(max_fingerprint_); }
+
+  static bool IsPowerOfTwo(uint32_t value) {
+    return value != 0 && (value & (value - 1)) == 0;
+  }
 
   CUCKOO_ALWAYS_INLINE uint32_t PrimaryBucket(uint64_t hash) const {
     return FastRange32(static_cast<uint32_t>(hash >> 32), num_buckets_);
@@ -172,9 +203,41 @@ class CuckooHashing {
     return KeyPosition{bucket, AltBucket(bucket, fingerprint), fingerprint};
   }
 
+  // Locate, for a mapping with kFingerprintBits-bit fingerprints and, when
+  // kPowerOfTwo, a power-of-two bucket count (see "Compiled forms").
+  template <int kFingerprintBits, bool kPowerOfTwo>
+  CUCKOO_ALWAYS_INLINE KeyPosition LocateCompiled(uint64_t hash) const {
+    static_assert(kFingerprintBits >= kMinFingerprintBits &&
+                  kFingerprintBits < 32);
+    constexpr uint32_t kMaxFingerprint = (uint32_t{1} << kFingerprintBits) - 1;
+    const uint32_t fingerprint =
+        1 + FastRange32(static_cast<uint32_t>(hash), kMaxFingerprint);
+    const uint32_t bucket =
+        kPowerOfTwo ? static_cast<uint32_t>(hash >> (32 + index_shift_))
+                    : PrimaryBucket(hash);
+    return KeyPosition{bucket,
+                       AltBucketCompiled<kPowerOfTwo>(bucket, fingerprint),
+                       fingerprint};
+  }
+
+  // AltBucket, for a power-of-two bucket count when kPowerOfTwo.
+  template <bool kPowerOfTwo>
+  CUCKOO_ALWAYS_INLINE uint32_t AltBucketCompiled(uint32_t bucket,
+                                                  uint32_t fingerprint) const {
+    if constexpr (kPowerOfTwo) {
+      const uint32_t target =
+          ((fingerprint * 0x9E3779B1u) >> index_shift_) | 1u;
+      return (target - bucket) & (num_buckets_ - 1);
+    } else {
+      return AltBucket(bucket, fingerprint);
+    }
+  }
+
  private:
   uint32_t num_buckets_;
   uint32_t max_fingerprint_;
+  // 32 - log2(num_buckets) when num_buckets is a power of two, else 0.
+  int index_shift_;
 };
 
 // The hash-to-position mapping of a table that doubles in place (the
@@ -221,6 +284,9 @@ class GrowableHashing {
   int key_fingerprint_bits() const { return key_fingerprint_bits_; }
   int reserve_bits() const { return reserve_bits_; }
   int moved_bits() const { return moved_bits_; }
+  // The mapping of the base bucket count; with no reserve bits it is this
+  // mapping's too.
+  const CuckooHashing& base() const { return base_; }
   // Width of a slot value: the key fingerprint and the reserve bits that
   // have not moved into the bucket index yet.
   int slot_bits() const { return key_fingerprint_bits_ + kept_bits_; }
