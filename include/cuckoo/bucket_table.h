@@ -1,6 +1,8 @@
 // The bit-packed bucket table: where fingerprints live in memory. Owns the
 // bucket layout (slots per bucket, fingerprint width, semi-sorting), the
-// little-endian bit packing, and bucket reads and writes. A read-only view
+// little-endian bit packing, bucket reads and writes, and the table types
+// that the dynamic filter and the plugin's reader share (CompiledTable for the
+// common layouts, AnyLayoutTable, chosen once by VisitTable). A read-only view
 // works over memory it does not own (a RocksDB filter block, unaligned); the
 // mutable table owns its bytes.
 //

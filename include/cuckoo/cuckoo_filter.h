@@ -479,8 +479,8 @@ class CuckooFilter {
   }
 
   // The hot operations, chosen once per filter (and again after a growth):
-  // lookups and the insert's first step, compiled for the table where
-  // VisitTable has a type for it. While the stash is empty (almost always),
+  // lookups and inserts (both buckets, then the kick-out walk), compiled for
+  // the table where VisitTable has a type for it. While the stash is empty (almost always),
   // no lookup branches on what the table holds: a branch on the probe's
   // result would be mispredicted for a mix of stored and absent keys, and
   // would keep the next lookup's loads from overlapping this one's.
