@@ -312,10 +312,11 @@ void ExpectFixedLayoutAgreesWithView() {
 
 // The compiled writes change what BucketTable's do, bit for bit, and
 // nothing of the neighbouring buckets.
-template <int kBucketSize, int kFingerprintBits>
-void ExpectCompiledWritesAgreeWithTheTable() {
-  using Bucket = PlainWordBucket<kBucketSize, kFingerprintBits>;
-  const BucketLayout layout{kBucketSize, kFingerprintBits, false};
+template <typename Bucket>
+void ExpectCompiledWritesAgreeWithTheTable(const BucketLayout& layout) {
+  ASSERT_TRUE(Bucket::Matches(layout));
+  constexpr int kFingerprintBits = Bucket::kFingerprintBits;
+  const int bucket_size = layout.bucket_size;
   const uint32_t num_buckets = 40;
   BucketTable expected(layout, num_buckets);
   BucketTable compiled(layout, num_buckets);
@@ -339,7 +340,7 @@ void ExpectCompiledWritesAgreeWithTheTable() {
             expected.Replace(bucket, value, 0));
         break;
       default: {
-        const int slot = static_cast<int>((r >> 8) % kBucketSize);
+        const int slot = static_cast<int>((r >> 8) % bucket_size);
         ASSERT_EQ(
             Bucket::Swap(compiled.mutable_bytes().data(), bucket, slot, other),
             expected.Swap(bucket, slot, other));
@@ -350,11 +351,17 @@ void ExpectCompiledWritesAgreeWithTheTable() {
 }
 
 TEST(BucketTableTest, CompiledWritesAgreeWithTheTable) {
-  ExpectCompiledWritesAgreeWithTheTable<4, 8>();
-  ExpectCompiledWritesAgreeWithTheTable<4, 12>();
-  ExpectCompiledWritesAgreeWithTheTable<4, 16>();
-  ExpectCompiledWritesAgreeWithTheTable<2, 32>();
-  ExpectCompiledWritesAgreeWithTheTable<8, 7>();
+  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<4, 8>>({4, 8, false});
+  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<4, 12>>({4, 12, false});
+  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<4, 16>>({4, 16, false});
+  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<2, 32>>({2, 32, false});
+  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<8, 7>>({8, 7, false});
+  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<5>>({4, 5, true});
+  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<9>>({4, 9, true});
+  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<13>>(
+      {4, 13, true});
+  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<15>>(
+      {4, 15, true});
 }
 
 TEST(BucketTableTest, FixedLayoutsAgreeWithTheView) {

@@ -132,6 +132,14 @@ inline void Write(uint8_t* data, uint64_t position, int width, uint64_t value) {
   StoreLittleEndian64(p, word);
 }
 
+// XORs `change` into the bits starting at bit `position`: one 8-byte
+// read-modify-write, so change's bits must fit in the 64 - position % 8
+// bits that it reaches.
+inline void Flip(uint8_t* data, uint64_t position, uint64_t change) {
+  uint8_t* p = data + (position >> 3);
+  StoreLittleEndian64(p, LoadLittleEndian64(p) ^ (change << (position & 7)));
+}
+
 // The top bit of every zero lane of `word`, for lanes described by their
 // bottom (`ones`) and top (`tops`) bits. Exact: adding 2^(w-1) - 1 to the
 // low w - 1 bits of a lane sets its top bit unless they are all zero, and
@@ -160,9 +168,6 @@ struct PlainWordBucket {
     return ones;
   }();
   static constexpr uint64_t kTops = kOnes << (kFingerprintBits - 1);
-  // Has Replace, a compiled write.
-  static constexpr bool kWritable = true;
-
   static bool Matches(const BucketLayout& layout) {
     return !layout.semi_sorted && layout.bucket_size == kBucketSize &&
            layout.fingerprint_bits == kFingerprintBits;
@@ -188,7 +193,7 @@ struct PlainWordBucket {
     const uint64_t hits = bits::ZeroLanes(word ^ (from * kOnes), kOnes, kTops);
     if (hits == 0) return false;
     const int shift = __builtin_ctzll(hits) + 1 - kFingerprintBits;
-    FlipBits(data, bucket, uint64_t{from ^ to} << shift);
+    bits::Flip(data, uint64_t{bucket} * kBits, uint64_t{from ^ to} << shift);
     return true;
   }
   // BucketTable::Swap for this layout: `fingerprint` goes into `slot`, and
@@ -198,19 +203,26 @@ struct PlainWordBucket {
     const int shift = slot * kFingerprintBits;
     const uint32_t evicted = static_cast<uint32_t>(
         (Read(data, bucket) >> shift) & bits::Mask(kFingerprintBits));
-    FlipBits(data, bucket, uint64_t{evicted ^ fingerprint} << shift);
+    bits::Flip(data, uint64_t{bucket} * kBits,
+               uint64_t{evicted ^ fingerprint} << shift);
     return evicted;
   }
-
- private:
-  // XORs `change` (bits of the bucket as Read returns it) into the bucket.
-  static void FlipBits(uint8_t* data, uint32_t bucket, uint64_t change) {
-    const uint64_t position = uint64_t{bucket} * kBits;
-    uint8_t* address = data + (position >> 3);
-    bits::StoreLittleEndian64(address, bits::LoadLittleEndian64(address) ^
-                                           (change << (position & 7)));
-  }
 };
+
+// Ascending order of four values with five compare-exchanges: the order of
+// a semi-sorted bucket's slots.
+inline void SortFour(uint32_t* v) {
+  auto exchange = [v](int a, int b) {
+    const uint32_t low = std::min(v[a], v[b]);
+    v[b] = std::max(v[a], v[b]);
+    v[a] = low;
+  };
+  exchange(0, 1);
+  exchange(2, 3);
+  exchange(0, 2);
+  exchange(1, 3);
+  exchange(1, 2);
+}
 
 // A semi-sorted 4-slot layout fixed at compile time, for buckets that one
 // 8-byte load reads whole (f <= 15: a 12-bit code and four (f - 4)-bit low
@@ -229,20 +241,45 @@ struct SemiSortedWordBucket {
     return ones;
   }();
   static constexpr uint64_t kLowTops = kLowOnes << (kLowBits - 1);
-  // Writes go through BucketTable, which keeps the bucket sorted.
-  static constexpr bool kWritable = false;
-
   static bool Matches(const BucketLayout& layout) {
     return layout.semi_sorted && layout.bucket_size == 4 &&
            layout.fingerprint_bits == kFingerprintBits;
   }
+
+  // BucketTable::Replace for this layout: the first slot, in ascending
+  // order, holding `from` (0 = an empty slot) gets `to`, and the bucket is
+  // stored sorted again; false when no slot holds `from`.
+  static bool Replace(uint8_t* data, uint32_t bucket, uint32_t from,
+                      uint32_t to) {
+    const uint64_t word = Read(data, bucket);
+    uint32_t slots[4];
+    Decode(word, slots);
+    const int slot = (slots[0] == from)   ? 0
+                     : (slots[1] == from) ? 1
+                     : (slots[2] == from) ? 2
+                     : (slots[3] == from) ? 3
+                                          : -1;
+    if (slot < 0) return false;
+    slots[slot] = to;
+    bits::Flip(data, uint64_t{bucket} * kBits, word ^ EncodeSorting(slots));
+    return true;
+  }
+  // BucketTable::Swap for this layout: slot k is the k-th smallest
+  // fingerprint; `fingerprint` takes its place, and it is returned.
+  static uint32_t Swap(uint8_t* data, uint32_t bucket, int slot,
+                       uint32_t fingerprint) {
+    const uint64_t word = Read(data, bucket);
+    uint32_t slots[4];
+    Decode(word, slots);
+    const uint32_t evicted = slots[slot];
+    slots[slot] = fingerprint;
+    bits::Flip(data, uint64_t{bucket} * kBits, word ^ EncodeSorting(slots));
+    return evicted;
+  }
   CUCKOO_ALWAYS_INLINE static bool Contains(const uint8_t* data,
                                             uint32_t bucket,
                                             uint32_t fingerprint) {
-    const uint64_t position = uint64_t{bucket} * kBits;
-    const uint64_t word =
-        (bits::LoadLittleEndian64(data + (position >> 3)) >> (position & 7)) &
-        bits::Mask(kBits);
+    const uint64_t word = Read(data, bucket);
     const uint32_t nibbles = semi_sort::DecodeNibbles(
         static_cast<uint32_t>(word & bits::Mask(semi_sort::kCodeBits)));
     const uint64_t nibble_hits = bits::ZeroLanes(
@@ -258,6 +295,36 @@ struct SemiSortedWordBucket {
   }
 
  private:
+  CUCKOO_ALWAYS_INLINE static uint64_t Read(const uint8_t* data,
+                                            uint32_t bucket) {
+    const uint64_t position = uint64_t{bucket} * kBits;
+    return (bits::LoadLittleEndian64(data + (position >> 3)) >>
+            (position & 7)) &
+           bits::Mask(kBits);
+  }
+  // The four fingerprints of a bucket word, ascending.
+  static void Decode(uint64_t word, uint32_t* slots) {
+    const uint32_t nibbles = semi_sort::DecodeNibbles(
+        static_cast<uint32_t>(word & bits::Mask(semi_sort::kCodeBits)));
+    for (int slot = 0; slot < 4; ++slot) {
+      slots[slot] = ((nibbles >> (4 * slot)) & 0xFu) << kLowBits |
+                    static_cast<uint32_t>(
+                        (word >> (semi_sort::kCodeBits + slot * kLowBits)) &
+                        bits::Mask(kLowBits));
+    }
+  }
+  // Sorts four fingerprints and returns them as a bucket word.
+  static uint64_t EncodeSorting(uint32_t* slots) {
+    SortFour(slots);
+    uint64_t word = semi_sort::EncodeSortedNibbles(
+        slots[0] >> kLowBits, slots[1] >> kLowBits, slots[2] >> kLowBits,
+        slots[3] >> kLowBits);
+    for (int slot = 0; slot < 4; ++slot) {
+      word |= (slots[slot] & bits::Mask(kLowBits))
+              << (semi_sort::kCodeBits + slot * kLowBits);
+    }
+    return word;
+  }
   // The tops of the low lanes whose bits are set in lane_mask: bit s of the
   // mask moved to bit s * kLowBits + kLowBits - 1.
   CUCKOO_ALWAYS_INLINE static uint64_t LowTopsOfLanes(uint32_t lane_mask) {
@@ -761,20 +828,6 @@ class BucketTable {
       bits::Write(bytes_.data(), static_cast<uint64_t>(bucket) * width, width,
                   word);
     }
-  }
-
-  // Ascending order of four values with five compare-exchanges.
-  static void SortFour(uint32_t* v) {
-    auto exchange = [v](int a, int b) {
-      const uint32_t low = std::min(v[a], v[b]);
-      v[b] = std::max(v[a], v[b]);
-      v[a] = low;
-    };
-    exchange(0, 1);
-    exchange(2, 3);
-    exchange(0, 2);
-    exchange(1, 3);
-    exchange(1, 2);
   }
 
   BucketLayout layout_;

@@ -480,10 +480,10 @@ class CuckooFilter {
 
   // The hot operations, chosen once per filter (and again after a growth):
   // lookups and inserts (both buckets, then the kick-out walk), compiled for
-  // the table where VisitTable has a type for it. While the stash is empty (almost always),
-  // no lookup branches on what the table holds: a branch on the probe's
-  // result would be mispredicted for a mix of stored and absent keys, and
-  // would keep the next lookup's loads from overlapping this one's.
+  // the table where VisitTable has a type for it. While the stash is empty
+  // (almost always), no lookup branches on what the table holds: a branch on
+  // the probe's result would be mispredicted for a mix of stored and absent
+  // keys, and would keep the next lookup's loads from overlapping this one's.
   struct Operations {
     bool (*contains)(const CuckooFilter&, uint64_t);
     void (*contains_batch)(const CuckooFilter&, const uint64_t*, size_t, bool*);
@@ -557,15 +557,10 @@ class CuckooFilter {
                                           position.fingerprint);
   }
 
-  // Table's compiled bucket writes where it has them, else BucketTable's.
+  // A compiled table's bucket writes, else BucketTable's.
   template <typename Table>
-  static constexpr bool kWritesCompiled = [] {
-    if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
-      return false;
-    } else {
-      return Table::BucketType::kWritable;
-    }
-  }();
+  static constexpr bool kWritesCompiled =
+      !std::is_same_v<Table, AnyLayoutTable>;
 
   template <typename Table>
   bool TryAddTo(uint32_t bucket, uint32_t fingerprint) {
