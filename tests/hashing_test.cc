@@ -310,8 +310,8 @@ void ExpectFixedLayoutAgreesWithView() {
   }
 }
 
-// The compiled writes change what BucketTable's do, bit for bit, and
-// nothing of the neighbouring buckets.
+// The compiled writes (Replace, Swap, Store) change what BucketTable's do,
+// bit for bit, and nothing of the neighbouring buckets.
 template <typename Bucket>
 void ExpectCompiledWritesAgreeWithTheTable(const BucketLayout& layout) {
   ASSERT_TRUE(Bucket::Matches(layout));
@@ -328,7 +328,7 @@ void ExpectCompiledWritesAgreeWithTheTable(const BucketLayout& layout) {
     // Small values, so that Replace finds them again.
     const uint32_t value = static_cast<uint32_t>((r >> 32) % 6) + 1;
     const uint32_t other = static_cast<uint32_t>((r >> 40) % max_fp) + 1;
-    switch ((r >> 56) % 3) {
+    switch ((r >> 56) % 4) {
       case 0:
         ASSERT_EQ(
             Bucket::Replace(compiled.mutable_bytes().data(), bucket, 0, value),
@@ -339,6 +339,15 @@ void ExpectCompiledWritesAgreeWithTheTable(const BucketLayout& layout) {
             Bucket::Replace(compiled.mutable_bytes().data(), bucket, value, 0),
             expected.Replace(bucket, value, 0));
         break;
+      case 2: {
+        uint32_t slots[kMaxBucketSize] = {};
+        for (int slot = 0; slot < bucket_size; ++slot) {
+          slots[slot] = static_cast<uint32_t>(stream.Next() % (max_fp + 1ull));
+        }
+        Bucket::Store(compiled.mutable_bytes().data(), bucket, slots);
+        expected.WriteBucket(bucket, slots);
+        break;
+      }
       default: {
         const int slot = static_cast<int>((r >> 8) % bucket_size);
         ASSERT_EQ(

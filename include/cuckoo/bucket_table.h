@@ -196,6 +196,14 @@ struct PlainWordBucket {
     bits::Flip(data, uint64_t{bucket} * kBits, uint64_t{from ^ to} << shift);
     return true;
   }
+  // BucketTable::WriteBucket for this layout: slots[0, kBucketSize).
+  static void Store(uint8_t* data, uint32_t bucket, const uint32_t* slots) {
+    uint64_t word = 0;
+    for (int slot = 0; slot < kBucketSize; ++slot) {
+      word |= uint64_t{slots[slot]} << (slot * kFingerprintBits);
+    }
+    bits::Flip(data, uint64_t{bucket} * kBits, Read(data, bucket) ^ word);
+  }
   // BucketTable::Swap for this layout: `fingerprint` goes into `slot`, and
   // what was there is returned.
   static uint32_t Swap(uint8_t* data, uint32_t bucket, int slot,
@@ -263,6 +271,12 @@ struct SemiSortedWordBucket {
     slots[slot] = to;
     bits::Flip(data, uint64_t{bucket} * kBits, word ^ EncodeSorting(slots));
     return true;
+  }
+  // BucketTable::WriteBucket for this layout: slots[0, 4), stored sorted.
+  static void Store(uint8_t* data, uint32_t bucket, const uint32_t* slots) {
+    uint32_t sorted[4] = {slots[0], slots[1], slots[2], slots[3]};
+    bits::Flip(data, uint64_t{bucket} * kBits,
+               Read(data, bucket) ^ EncodeSorting(sorted));
   }
   // BucketTable::Swap for this layout: slot k is the k-th smallest
   // fingerprint; `fingerprint` takes its place, and it is returned.
@@ -595,75 +609,6 @@ class BucketTableView {
 // Keys per chunk of a batched lookup.
 inline constexpr size_t kProbeChunk = 32;
 
-// The table type that the dynamic filter's lookups and inserts and the
-// plugin's reader share: a key's position (Locate, over the table's
-// CuckooHashing) and the probe of its two buckets (Contains). Both buckets
-// are always probed, with no branch between their loads, so that the loads
-// overlap and no branch depends on what the table holds.
-//
-// CompiledTable has its bucket layout and index arithmetic fixed at compile
-// time (a compiled bucket type, and LocateCompiled with or without a
-// power-of-two bucket count); AnyLayoutTable reads every layout.
-// VisitTable chooses one for a table, once: each filter or reader keeps its
-// choice, so no operation branches on its layout.
-template <typename Bucket, bool kPowerOfTwo>
-struct CompiledTable {
-  using BucketType = Bucket;
-  CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooHashing& hashing,
-                                                 uint64_t hash) {
-    return hashing
-        .template LocateCompiled<Bucket::kFingerprintBits, kPowerOfTwo>(hash);
-  }
-  CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooHashing& hashing,
-                                                 uint32_t bucket,
-                                                 uint32_t fingerprint) {
-    return hashing.template AltBucketCompiled<kPowerOfTwo>(bucket, fingerprint);
-  }
-  CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
-                                            const KeyPosition& position) {
-    const unsigned in_primary =
-        Bucket::Contains(table.data(), position.bucket, position.fingerprint);
-    const unsigned in_alternate = Bucket::Contains(
-        table.data(), position.alternate, position.fingerprint);
-    return (in_primary | in_alternate) != 0;
-  }
-};
-
-struct AnyLayoutTable {
-  CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooHashing& hashing,
-                                                 uint64_t hash) {
-    return hashing.Locate(hash);
-  }
-  CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooHashing& hashing,
-                                                 uint32_t bucket,
-                                                 uint32_t fingerprint) {
-    return hashing.AltBucket(bucket, fingerprint);
-  }
-  CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
-                                            const KeyPosition& position) {
-    return table.Contains(position);
-  }
-};
-
-// Calls visit(Table{}) with the table type for a table of `layout` and
-// `hashing`: a CompiledTable where VisitCompiledBucket has a bucket type for
-// the layout and the mapping's fingerprints are the slots', else
-// AnyLayoutTable.
-template <typename Visit>
-void VisitTable(const BucketLayout& layout, const CuckooHashing& hashing,
-                Visit&& visit) {
-  const bool compiled = hashing.fingerprint_bits() == layout.fingerprint_bits &&
-                        VisitCompiledBucket(layout, [&](auto bucket) {
-                          using Bucket = decltype(bucket);
-                          if (hashing.power_of_two()) {
-                            visit(CompiledTable<Bucket, true>{});
-                          } else {
-                            visit(CompiledTable<Bucket, false>{});
-                          }
-                        });
-  if (!compiled) visit(AnyLayoutTable{});
-}
-
 // The batched lookup of the dynamic filter and of the plugin's reader: for
 // up to kProbeChunk keys at a time, locate(i) gives key i's position and both
 // of its buckets are prefetched; then probe(i, position) runs for each, so
@@ -834,5 +779,83 @@ class BucketTable {
   std::vector<uint8_t> bytes_;
   BucketTableView view_;
 };
+
+// The table type that the dynamic filter, the static builder and the
+// plugin's reader share: a key's position (Locate and AltBucket, over the
+// table's CuckooHashing), the probe of its two buckets (Contains), and the
+// write of a whole bucket (WriteBucket, as BucketTable::WriteBucket). Both
+// buckets are always probed, with no branch between their loads, so that the
+// loads overlap and no branch depends on what the table holds.
+//
+// CompiledTable has its bucket layout and index arithmetic fixed at compile
+// time (a compiled bucket type, and LocateCompiled with or without a
+// power-of-two bucket count); AnyLayoutTable reads every layout.
+// VisitTable chooses one for a table, once: each filter or reader keeps its
+// choice, so no operation branches on its layout.
+template <typename Bucket, bool kPowerOfTwo>
+struct CompiledTable {
+  using BucketType = Bucket;
+  CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooHashing& hashing,
+                                                 uint64_t hash) {
+    return hashing
+        .template LocateCompiled<Bucket::kFingerprintBits, kPowerOfTwo>(hash);
+  }
+  CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooHashing& hashing,
+                                                 uint32_t bucket,
+                                                 uint32_t fingerprint) {
+    return hashing.template AltBucketCompiled<kPowerOfTwo>(bucket, fingerprint);
+  }
+  static void WriteBucket(BucketTable* table, uint32_t bucket,
+                          const uint32_t* slots) {
+    Bucket::Store(table->mutable_bytes().data(), bucket, slots);
+  }
+  CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
+                                            const KeyPosition& position) {
+    const unsigned in_primary =
+        Bucket::Contains(table.data(), position.bucket, position.fingerprint);
+    const unsigned in_alternate = Bucket::Contains(
+        table.data(), position.alternate, position.fingerprint);
+    return (in_primary | in_alternate) != 0;
+  }
+};
+
+struct AnyLayoutTable {
+  CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooHashing& hashing,
+                                                 uint64_t hash) {
+    return hashing.Locate(hash);
+  }
+  CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooHashing& hashing,
+                                                 uint32_t bucket,
+                                                 uint32_t fingerprint) {
+    return hashing.AltBucket(bucket, fingerprint);
+  }
+  static void WriteBucket(BucketTable* table, uint32_t bucket,
+                          const uint32_t* slots) {
+    table->WriteBucket(bucket, slots);
+  }
+  CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
+                                            const KeyPosition& position) {
+    return table.Contains(position);
+  }
+};
+
+// Calls visit(Table{}) with the table type for a table of `layout` and
+// `hashing`: a CompiledTable where VisitCompiledBucket has a bucket type for
+// the layout and the mapping's fingerprints are the slots', else
+// AnyLayoutTable.
+template <typename Visit>
+void VisitTable(const BucketLayout& layout, const CuckooHashing& hashing,
+                Visit&& visit) {
+  const bool compiled = hashing.fingerprint_bits() == layout.fingerprint_bits &&
+                        VisitCompiledBucket(layout, [&](auto bucket) {
+                          using Bucket = decltype(bucket);
+                          if (hashing.power_of_two()) {
+                            visit(CompiledTable<Bucket, true>{});
+                          } else {
+                            visit(CompiledTable<Bucket, false>{});
+                          }
+                        });
+  if (!compiled) visit(AnyLayoutTable{});
+}
 
 }  // namespace cuckoo

@@ -41,6 +41,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuckoo/bucket_table.h"
@@ -136,7 +137,7 @@ class SlotArray {
 // Breadth-first search for a path of moves that frees a slot in one of the
 // key's buckets, then the moves and the placement. False if the bounded
 // search finds no free slot.
-template <typename Slot, uint32_t kBucketSize>
+template <typename Slot, uint32_t kBucketSize, typename Table>
 class AugmentingPathSearch {
  public:
   AugmentingPathSearch(const CuckooHashing& hashing,
@@ -155,7 +156,8 @@ class AugmentingPathSearch {
       // The b targets are independent cache misses: start them all at once.
       uint32_t targets[kBucketSize];
       for (uint32_t slot = 0; slot < kBucketSize; ++slot) {
-        targets[slot] = hashing_.AltBucket(bucket, slots_.bucket(bucket)[slot]);
+        targets[slot] =
+            Table::AltBucket(hashing_, bucket, slots_.bucket(bucket)[slot]);
         slots_.Prefetch(targets[slot]);
         __builtin_prefetch(&visited_epoch_[targets[slot]]);
       }
@@ -217,7 +219,9 @@ class AugmentingPathSearch {
   uint32_t epoch_ = 0;
 };
 
-template <typename Slot, uint32_t kBucketSize, typename Hashes>
+// Table is the table type of the layout and bucket count (VisitTable): its
+// Locate and AltBucket map the keys, and it writes the packed table.
+template <typename Slot, uint32_t kBucketSize, typename Table, typename Hashes>
 std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
                                            const BucketLayout& layout,
                                            uint32_t num_buckets,
@@ -237,11 +241,11 @@ std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
   }
   for (auto next = hashes.begin(); next != hashes.end(); ++next) {
     if (ahead != hashes.end()) {
-      const KeyPosition later = hashing.Locate(*ahead++);
+      const KeyPosition later = Table::Locate(hashing, *ahead++);
       slots.Prefetch(later.bucket);
       slots.Prefetch(later.alternate);
     }
-    const KeyPosition key = hashing.Locate(*next);
+    const KeyPosition key = Table::Locate(hashing, *next);
     if (slots.Holds(key.bucket, key.fingerprint) ||
         slots.Holds(key.alternate, key.fingerprint)) {
       ++stats->shared_entries;
@@ -262,15 +266,15 @@ std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
   }
 
   if (!unplaced.empty()) {
-    AugmentingPathSearch<Slot, kBucketSize> search(hashing, &slots);
+    AugmentingPathSearch<Slot, kBucketSize, Table> search(hashing, &slots);
     for (size_t i = 0; i < unplaced.size(); ++i) {
       if (i + kPrefetchDistance < unplaced.size()) {
         const KeyPosition later =
-            hashing.Locate(unplaced[i + kPrefetchDistance]);
+            Table::Locate(hashing, unplaced[i + kPrefetchDistance]);
         slots.Prefetch(later.bucket);
         slots.Prefetch(later.alternate);
       }
-      const KeyPosition key = hashing.Locate(unplaced[i]);
+      const KeyPosition key = Table::Locate(hashing, unplaced[i]);
       // An earlier key of this list may have placed the same entry.
       if (slots.Holds(key.bucket, key.fingerprint) ||
           slots.Holds(key.alternate, key.fingerprint)) {
@@ -288,7 +292,7 @@ std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
     const Slot* s = slots.bucket(bucket);
     if (s[0] == 0) continue;
     std::copy_n(s, b, scratch);
-    table.WriteBucket(bucket, scratch);
+    Table::WriteBucket(&table, bucket, scratch);
   }
   return table;
 }
@@ -306,24 +310,39 @@ std::optional<BucketTable> PlaceHashes(const Hashes& hashes,
                                        uint32_t num_buckets,
                                        StaticBuildStats* stats) {
   using static_build_internal::PlaceHashesWith;
-  const bool narrow = layout.fingerprint_bits <= 16;
-  switch (layout.bucket_size) {
-    case 2:
-      return narrow ? PlaceHashesWith<uint16_t, 2>(hashes, layout, num_buckets,
-                                                   stats)
-                    : PlaceHashesWith<uint32_t, 2>(hashes, layout, num_buckets,
-                                                   stats);
-    case 4:
-      return narrow ? PlaceHashesWith<uint16_t, 4>(hashes, layout, num_buckets,
-                                                   stats)
-                    : PlaceHashesWith<uint32_t, 4>(hashes, layout, num_buckets,
-                                                   stats);
-    default:
-      return narrow ? PlaceHashesWith<uint16_t, 8>(hashes, layout, num_buckets,
-                                                   stats)
-                    : PlaceHashesWith<uint32_t, 8>(hashes, layout, num_buckets,
-                                                   stats);
-  }
+  const CuckooHashing hashing(num_buckets, layout.fingerprint_bits);
+  std::optional<BucketTable> table;
+  VisitTable(layout, hashing, [&](auto table_type) {
+    using Table = decltype(table_type);
+    if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
+      const bool narrow = layout.fingerprint_bits <= 16;
+      switch (layout.bucket_size) {
+        case 2:
+          table = narrow ? PlaceHashesWith<uint16_t, 2, Table>(
+                               hashes, layout, num_buckets, stats)
+                         : PlaceHashesWith<uint32_t, 2, Table>(
+                               hashes, layout, num_buckets, stats);
+          break;
+        case 4:
+          table = narrow ? PlaceHashesWith<uint16_t, 4, Table>(
+                               hashes, layout, num_buckets, stats)
+                         : PlaceHashesWith<uint32_t, 4, Table>(
+                               hashes, layout, num_buckets, stats);
+          break;
+        default:
+          table = narrow ? PlaceHashesWith<uint16_t, 8, Table>(
+                               hashes, layout, num_buckets, stats)
+                         : PlaceHashesWith<uint32_t, 8, Table>(
+                               hashes, layout, num_buckets, stats);
+      }
+    } else {
+      // Every compiled layout has 4 slots of at most 16 bits.
+      static_assert(Table::BucketType::kFingerprintBits <= 16);
+      table = PlaceHashesWith<uint16_t, 4, Table>(hashes, layout, num_buckets,
+                                                  stats);
+    }
+  });
+  return table;
 }
 
 // Bucket count for `keys` keys at load factor `load` (even, at least 2).
