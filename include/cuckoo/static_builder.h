@@ -315,25 +315,27 @@ std::optional<BucketTable> PlaceHashes(const Hashes& hashes,
   VisitTable(layout, hashing, [&](auto table_type) {
     using Table = decltype(table_type);
     if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
-      const bool narrow = layout.fingerprint_bits <= 16;
-      switch (layout.bucket_size) {
-        case 2:
-          table = narrow ? PlaceHashesWith<uint16_t, 2, Table>(
-                               hashes, layout, num_buckets, stats)
-                         : PlaceHashesWith<uint32_t, 2, Table>(
-                               hashes, layout, num_buckets, stats);
-          break;
-        case 4:
-          table = narrow ? PlaceHashesWith<uint16_t, 4, Table>(
-                               hashes, layout, num_buckets, stats)
-                         : PlaceHashesWith<uint32_t, 4, Table>(
-                               hashes, layout, num_buckets, stats);
-          break;
-        default:
-          table = narrow ? PlaceHashesWith<uint16_t, 8, Table>(
-                               hashes, layout, num_buckets, stats)
-                         : PlaceHashesWith<uint32_t, 8, Table>(
-                               hashes, layout, num_buckets, stats);
+      // A work slot of 16 bits for fingerprints up to 16 bits, else 32.
+      auto place = [&](auto slot) {
+        using Slot = decltype(slot);
+        switch (layout.bucket_size) {
+          case 2:
+            table = PlaceHashesWith<Slot, 2, Table>(hashes, layout, num_buckets,
+                                                    stats);
+            break;
+          case 4:
+            table = PlaceHashesWith<Slot, 4, Table>(hashes, layout, num_buckets,
+                                                    stats);
+            break;
+          default:
+            table = PlaceHashesWith<Slot, 8, Table>(hashes, layout, num_buckets,
+                                                    stats);
+        }
+      };
+      if (layout.fingerprint_bits <= 16) {
+        place(uint16_t{});
+      } else {
+        place(uint32_t{});
       }
     } else {
       // Every compiled layout has 4 slots of at most 16 bits.
