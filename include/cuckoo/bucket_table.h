@@ -249,6 +249,17 @@ struct SemiSortedWordBucket {
     return ones;
   }();
   static constexpr uint64_t kLowTops = kLowOnes << (kLowBits - 1);
+  // With kLowBits > 3, multiplying bits s kLowBits (s < 4) by this puts bit
+  // s at 3 kLowBits + s: term (s, t) lands at 3 kLowBits + t + (s - t)
+  // kLowBits, no two terms share a bit (|t - t'| < kLowBits), so nothing
+  // carries into the four result bits (terms past bit 63 just drop).
+  static constexpr uint64_t kGatherLowLanes = [] {
+    uint64_t multiplier = 0;
+    for (int t = 0; t < 4; ++t) {
+      multiplier |= uint64_t{1} << (3 * kLowBits - t * kLowBits + t);
+    }
+    return multiplier;
+  }();
   static bool Matches(const BucketLayout& layout) {
     return layout.semi_sorted && layout.bucket_size == 4 &&
            layout.fingerprint_bits == kFingerprintBits;
@@ -305,10 +316,28 @@ struct SemiSortedWordBucket {
         bits::ZeroLanes((word >> semi_sort::kCodeBits) ^
                             ((fingerprint & bits::Mask(kLowBits)) * kLowOnes),
                         kLowOnes, kLowTops);
-    return (low_hits & LowTopsOfLanes(lane_mask)) != 0;
+    if constexpr (kLowBits > 3) {
+      // Lane s of the low parts matched -> bit s, gathered as lane_mask is.
+      const uint32_t low_mask = static_cast<uint32_t>(
+          (((low_hits >> (kLowBits - 1)) * kGatherLowLanes) >> (3 * kLowBits)) &
+          0xF);
+      return (lane_mask & low_mask) != 0;
+    } else {
+      return (low_hits & LowTopsOfLanes(lane_mask)) != 0;
+    }
   }
 
  private:
+  // The tops of the low lanes whose bits are set in lane_mask: bit s of the
+  // mask moved to bit s * kLowBits + kLowBits - 1 (for kLowBits <= 3).
+  CUCKOO_ALWAYS_INLINE static uint64_t LowTopsOfLanes(uint32_t lane_mask) {
+    uint64_t tops = 0;
+    for (int slot = 0; slot < 4; ++slot) {
+      tops |= uint64_t{(lane_mask >> slot) & 1u}
+              << (slot * kLowBits + kLowBits - 1);
+    }
+    return tops;
+  }
   CUCKOO_ALWAYS_INLINE static uint64_t Read(const uint8_t* data,
                                             uint32_t bucket) {
     const uint64_t position = uint64_t{bucket} * kBits;
@@ -338,16 +367,6 @@ struct SemiSortedWordBucket {
               << (semi_sort::kCodeBits + slot * kLowBits);
     }
     return word;
-  }
-  // The tops of the low lanes whose bits are set in lane_mask: bit s of the
-  // mask moved to bit s * kLowBits + kLowBits - 1.
-  CUCKOO_ALWAYS_INLINE static uint64_t LowTopsOfLanes(uint32_t lane_mask) {
-    uint64_t tops = 0;
-    for (int slot = 0; slot < 4; ++slot) {
-      tops |= uint64_t{(lane_mask >> slot) & 1u}
-              << (slot * kLowBits + kLowBits - 1);
-    }
-    return tops;
   }
 };
 
