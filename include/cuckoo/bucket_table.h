@@ -1,8 +1,9 @@
 // The bit-packed bucket table: where fingerprints live in memory. Owns the
 // bucket layout (slots per bucket, fingerprint width, semi-sorting), the
 // little-endian bit packing, bucket reads and writes, and the table types
-// that the dynamic filter and the plugin's reader share (CompiledTable for the
-// common layouts, AnyLayoutTable, chosen once by VisitTable). A read-only view
+// that the dynamic filter, the static builder and the plugin's reader share
+// (CompiledTable for the common layouts, AnyLayoutTable, chosen once by
+// VisitTable). A read-only view
 // works over memory it does not own (a RocksDB filter block, unaligned); the
 // mutable table owns its bytes.
 //
@@ -168,6 +169,7 @@ struct PlainWordBucket {
     return ones;
   }();
   static constexpr uint64_t kTops = kOnes << (kFingerprintBits - 1);
+
   static bool Matches(const BucketLayout& layout) {
     return !layout.semi_sorted && layout.bucket_size == kBucketSize &&
            layout.fingerprint_bits == kFingerprintBits;
@@ -249,10 +251,11 @@ struct SemiSortedWordBucket {
     return ones;
   }();
   static constexpr uint64_t kLowTops = kLowOnes << (kLowBits - 1);
-  // With kLowBits > 3, multiplying bits s kLowBits (s < 4) by this puts bit
-  // s at 3 kLowBits + s: term (s, t) lands at 3 kLowBits + t + (s - t)
-  // kLowBits, no two terms share a bit (|t - t'| < kLowBits), so nothing
-  // carries into the four result bits (terms past bit 63 just drop).
+  // With kLowBits > 3, multiplying a word whose bits are at s * kLowBits
+  // (s < 4) by this moves bit s * kLowBits to 3 * kLowBits + s: the partial
+  // product of bit s and term t lands at 3 * kLowBits + t + (s - t) *
+  // kLowBits, no two partial products share a bit (|t - t'| < kLowBits), so
+  // nothing carries into the four result bits (those past bit 63 drop).
   static constexpr uint64_t kGatherLowLanes = [] {
     uint64_t multiplier = 0;
     for (int t = 0; t < 4; ++t) {
@@ -260,6 +263,7 @@ struct SemiSortedWordBucket {
     }
     return multiplier;
   }();
+
   static bool Matches(const BucketLayout& layout) {
     return layout.semi_sorted && layout.bucket_size == 4 &&
            layout.fingerprint_bits == kFingerprintBits;

@@ -154,9 +154,9 @@ struct KeyPosition {
 // with the fingerprint width a constant, and, when m = 2^k, with the index
 // arithmetic of a power-of-two table: fastrange(x, 2^k) = x >> (32 - k)
 // exactly, and (t - i) mod 2^k is a mask. Nothing about the mapping changes
-// (the tests compare the two forms), so a table of 2^k buckets costs what the
-// reference implementation's XOR mapping costs, and is read the same way by
-// either form. Tables choose the form once (VisitCompiledTable in
+// (the tests compare the two forms): a table of 2^k buckets costs shifts and
+// a mask, as the XOR mapping of implementations limited to such tables does,
+// and either form reads it. Tables choose the form once (VisitTable in
 // bucket_table.h), not per key.
 class CuckooHashing {
  public:
