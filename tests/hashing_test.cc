@@ -371,6 +371,8 @@ TEST(BucketTableTest, CompiledWritesAgreeWithTheTable) {
       {4, 13, true});
   ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<15>>(
       {4, 15, true});
+  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<16>>(
+      {4, 16, true});
 }
 
 TEST(BucketTableTest, FixedLayoutsAgreeWithTheView) {
@@ -436,6 +438,7 @@ TEST(BucketTableTest, CompiledSemiSortedLayoutsAgreeWithTheSlots) {
   ExpectSemiSortedLayoutAgreesWithSlots<13>();
   ExpectSemiSortedLayoutAgreesWithSlots<14>();
   ExpectSemiSortedLayoutAgreesWithSlots<15>();
+  ExpectSemiSortedLayoutAgreesWithSlots<16>();
 }
 
 TEST(BucketTableTest, EveryCompiledLayoutIsChosenForItsOwnLayoutOnly) {
@@ -452,7 +455,7 @@ TEST(BucketTableTest, EveryCompiledLayoutIsChosenForItsOwnLayoutOnly) {
       }
     }
   }
-  EXPECT_EQ(compiled, 3 + 11);
+  EXPECT_EQ(compiled, 3 + 12);
 }
 
 // VisitTable picks a compiled table for a compiled layout whose mapping has

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -235,15 +236,19 @@ inline void SortFour(uint32_t* v) {
 }
 
 // A semi-sorted 4-slot layout fixed at compile time, for buckets that one
-// 8-byte load reads whole (f <= 15: a 12-bit code and four (f - 4)-bit low
-// parts). Same bits and the same word-parallel match as BucketTableView's
-// semi-sorted path, with every width and lane constant a constant.
+// 8-byte load reads whole: a 12-bit code and four (f - 4)-bit low parts,
+// 4 (f - 1) bits. A bucket starts at a multiple of gcd(4 (f - 1), 8) bits,
+// so at most 8 - that gcd bits into its first byte: f <= 15 fits at any
+// offset, and f = 16 (60 bits, offsets 0 and 4) exactly. Same bits and the
+// same word-parallel match as BucketTableView's semi-sorted path, with every
+// width and lane constant a constant.
 template <int kFingerprintBitsOfSlot>
 struct SemiSortedWordBucket {
   static constexpr int kFingerprintBits = kFingerprintBitsOfSlot;
   static constexpr int kLowBits = kFingerprintBits - semi_sort::kNibbleBits;
   static constexpr int kBits = semi_sort::kCodeBits + 4 * kLowBits;
-  static_assert(kLowBits >= 1 && kBits <= 57, "one 8-byte load per bucket");
+  static_assert(kLowBits >= 1 && 8 - std::gcd(kBits, 8) + kBits <= 64,
+                "one 8-byte load per bucket");
   static constexpr uint64_t kLowOnes = [] {
     uint64_t ones = 0;
     for (int slot = 0; slot < 4; ++slot)
@@ -376,7 +381,7 @@ struct SemiSortedWordBucket {
 
 // The layouts with a bucket type compiled for them: plain 4-slot buckets of
 // 8, 12 and 16 bits (the dynamic filter's usual choices), and semi-sorted
-// 4-slot buckets of 5 to 15 bits (the filter policy's choices up to 16 bits
+// 4-slot buckets of 5 to 16 bits (the filter policy's choices up to 17 bits
 // per key). Calls visit(Bucket{}) with the type of `layout` and returns
 // true, or returns false when it has none. Each filter or reader makes this
 // choice once, so no operation branches on its layout.
@@ -403,6 +408,7 @@ bool VisitCompiledBucket(const BucketLayout& layout, Visit&& visit) {
   try_one(SemiSortedWordBucket<13>{});
   try_one(SemiSortedWordBucket<14>{});
   try_one(SemiSortedWordBucket<15>{});
+  try_one(SemiSortedWordBucket<16>{});
   return found;
 }
 
