@@ -219,16 +219,17 @@ class AugmentingPathSearch {
   uint32_t epoch_ = 0;
 };
 
-// Table is the table type of the layout and bucket count (VisitTable): its
-// Locate and AltBucket map the keys, and it writes the packed table.
+// Table is the table type of the layout and of hashing's bucket count
+// (VisitTable): its Locate and AltBucket map the keys, and it writes the
+// packed table.
 template <typename Slot, uint32_t kBucketSize, typename Table, typename Hashes>
 std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
                                            const BucketLayout& layout,
-                                           uint32_t num_buckets,
+                                           const CuckooHashing& hashing,
                                            StaticBuildStats* stats) {
   // Far enough ahead to cover a memory access, near enough to stay cached.
   constexpr size_t kPrefetchDistance = 8;
-  const CuckooHashing hashing(num_buckets, layout.fingerprint_bits);
+  const uint32_t num_buckets = hashing.num_buckets();
   constexpr uint32_t b = kBucketSize;
   SlotArray<Slot, kBucketSize> slots(num_buckets);
 
@@ -320,16 +321,16 @@ std::optional<BucketTable> PlaceHashes(const Hashes& hashes,
         using Slot = decltype(slot);
         switch (layout.bucket_size) {
           case 2:
-            table = PlaceHashesWith<Slot, 2, Table>(hashes, layout, num_buckets,
-                                                    stats);
+            table =
+                PlaceHashesWith<Slot, 2, Table>(hashes, layout, hashing, stats);
             break;
           case 4:
-            table = PlaceHashesWith<Slot, 4, Table>(hashes, layout, num_buckets,
-                                                    stats);
+            table =
+                PlaceHashesWith<Slot, 4, Table>(hashes, layout, hashing, stats);
             break;
           default:
-            table = PlaceHashesWith<Slot, 8, Table>(hashes, layout, num_buckets,
-                                                    stats);
+            table =
+                PlaceHashesWith<Slot, 8, Table>(hashes, layout, hashing, stats);
         }
       };
       if (layout.fingerprint_bits <= 16) {
@@ -340,8 +341,8 @@ std::optional<BucketTable> PlaceHashes(const Hashes& hashes,
     } else {
       // Every compiled layout has 4 slots of at most 16 bits.
       static_assert(Table::BucketType::kFingerprintBits <= 16);
-      table = PlaceHashesWith<uint16_t, 4, Table>(hashes, layout, num_buckets,
-                                                  stats);
+      table =
+          PlaceHashesWith<uint16_t, 4, Table>(hashes, layout, hashing, stats);
     }
   });
   return table;
