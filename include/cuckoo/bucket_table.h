@@ -812,7 +812,7 @@ class BucketTable {
 // The table type that the dynamic filter, the static builder and the
 // plugin's reader share: a key's position (Locate and AltBucket, over the
 // table's CuckooHashing), the probe of its two buckets (Contains), and the
-// write of a whole bucket (WriteBucket, as BucketTable::WriteBucket). Both
+// writes (Replace, Swap and WriteBucket, as BucketTable's). Both
 // buckets are always probed, with no branch between their loads, so that the
 // loads overlap and no branch depends on what the table holds.
 //
@@ -838,6 +838,15 @@ struct CompiledTable {
                           const uint32_t* slots) {
     Bucket::Store(table->mutable_bytes().data(), bucket, slots);
   }
+  CUCKOO_ALWAYS_INLINE static bool Replace(BucketTable* table, uint32_t bucket,
+                                           uint32_t from, uint32_t to) {
+    return Bucket::Replace(table->mutable_bytes().data(), bucket, from, to);
+  }
+  CUCKOO_ALWAYS_INLINE static uint32_t Swap(BucketTable* table, uint32_t bucket,
+                                            int slot, uint32_t fingerprint) {
+    return Bucket::Swap(table->mutable_bytes().data(), bucket, slot,
+                        fingerprint);
+  }
   CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
                                             const KeyPosition& position) {
     const unsigned in_primary =
@@ -861,6 +870,14 @@ struct AnyLayoutTable {
   static void WriteBucket(BucketTable* table, uint32_t bucket,
                           const uint32_t* slots) {
     table->WriteBucket(bucket, slots);
+  }
+  static bool Replace(BucketTable* table, uint32_t bucket, uint32_t from,
+                      uint32_t to) {
+    return table->Replace(bucket, from, to);
+  }
+  static uint32_t Swap(BucketTable* table, uint32_t bucket, int slot,
+                       uint32_t fingerprint) {
+    return table->Swap(bucket, slot, fingerprint);
   }
   CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
                                             const KeyPosition& position) {

@@ -73,7 +73,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "cuckoo/bucket_table.h"
@@ -548,38 +547,15 @@ class CuckooFilter {
   template <typename Table, typename Mapping>
   static InsertResult InsertWith(CuckooFilter& filter, uint64_t hash) {
     const KeyPosition position = Mapping::Locate(filter, hash);
-    if (filter.TryAddTo<Table>(position.bucket, position.fingerprint) ||
-        filter.TryAddTo<Table>(position.alternate, position.fingerprint)) {
+    if (Table::Replace(&filter.table_, position.bucket, 0,
+                       position.fingerprint) ||
+        Table::Replace(&filter.table_, position.alternate, 0,
+                       position.fingerprint)) {
       ++filter.num_items_;
       return InsertResult::kOk;
     }
     return filter.KickOut<Table, Mapping>(position.bucket,
                                           position.fingerprint);
-  }
-
-  // A compiled table's bucket writes, else BucketTable's.
-  template <typename Table>
-  static constexpr bool kWritesCompiled =
-      !std::is_same_v<Table, AnyLayoutTable>;
-
-  template <typename Table>
-  bool TryAddTo(uint32_t bucket, uint32_t fingerprint) {
-    if constexpr (kWritesCompiled<Table>) {
-      return Table::BucketType::Replace(table_.mutable_bytes().data(), bucket,
-                                        0, fingerprint);
-    } else {
-      return TryAddToBucket(bucket, fingerprint);
-    }
-  }
-
-  template <typename Table>
-  uint32_t SwapIn(uint32_t bucket, int slot, uint32_t fingerprint) {
-    if constexpr (kWritesCompiled<Table>) {
-      return Table::BucketType::Swap(table_.mutable_bytes().data(), bucket,
-                                     slot, fingerprint);
-    } else {
-      return table_.Swap(bucket, slot, fingerprint);
-    }
   }
 
   template <typename Table, typename Mapping>
@@ -747,12 +723,12 @@ class CuckooFilter {
       // bucket_size is 2, 4 or 8: the mask is the remainder.
       const int victim = static_cast<int>(
           NextRandom() & static_cast<uint64_t>(layout().bucket_size - 1));
-      const uint32_t evicted = SwapIn<Table>(current, victim, homeless);
+      const uint32_t evicted = Table::Swap(&table_, current, victim, homeless);
       steps.push_back({current, homeless, evicted});
       ++total_kicks_;
       homeless = evicted;
       current = Mapping::AltBucket(*this, current, homeless);
-      if (TryAddTo<Table>(current, homeless)) {
+      if (Table::Replace(&table_, current, 0, homeless)) {
         ++num_items_;
         return InsertResult::kOk;
       }
