@@ -212,6 +212,79 @@ TEST(CuckooFilterTest, AFailedInsertLosesNoStoredKeyAndChangesNothing) {
   }
 }
 
+// When both buckets of a new key are full, the path search frees a slot
+// with the fewest moves: up to the dynamic filter's load limit almost every
+// insert moves at most kPathSearchDepth (5) stored fingerprints, where a
+// random walk at 90-95% load takes tens of kicks. Every key stays findable.
+TEST(CuckooFilterTest, InsertsNearTheLoadLimitMoveFewFingerprints) {
+  for (const BucketLayout& layout :
+       {BucketLayout{4, 12, false}, BucketLayout{4, 13, true},
+        BucketLayout{8, 10, false}, BucketLayout{4, 14, false}}) {
+    for (uint64_t num_buckets : {4096u, 4094u}) {
+      SCOPED_TRACE("b=" + std::to_string(layout.bucket_size) +
+                   " f=" + std::to_string(layout.fingerprint_bits) +
+                   " semi=" + std::to_string(layout.semi_sorted) +
+                   " buckets=" + std::to_string(num_buckets));
+      CuckooFilter filter(num_buckets,
+                          Options(layout.bucket_size, layout.fingerprint_bits,
+                                  layout.semi_sorted, num_buckets));
+      HashStream stream(num_buckets + layout.fingerprint_bits);
+      const double limit =
+          MaxLoadFactor(layout.bucket_size, Construction::kDynamic);
+      std::vector<uint64_t> stored = FillTo(&filter, limit - 0.05, &stream);
+      uint64_t late_inserts = 0, long_paths = 0;
+      while (filter.LoadFactor() < limit) {
+        const uint64_t kicks_before = filter.Stats().total_kicks;
+        const uint64_t key = stream.Next();
+        ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
+        stored.push_back(key);
+        ++late_inserts;
+        long_paths += filter.Stats().total_kicks - kicks_before > 5;
+      }
+      EXPECT_EQ(filter.Stats().stash_size, 0u);
+      EXPECT_LE(long_paths, late_inserts / 200) << late_inserts;
+      for (uint64_t key : stored) ASSERT_TRUE(filter.Contains(key));
+    }
+  }
+}
+
+// In tables of a few buckets the path search meets the same buckets and the
+// same fingerprints again and again, and the walk and the stash take over
+// when it fails. Filling far past full loses no key.
+TEST(CuckooFilterTest, TinyTablesFilledPastFullLoseNoKey) {
+  // Short fingerprints, so that equal ones meet too; compiled tables
+  // (plain 8-bit, semi-sorted 5-bit) and the generic one.
+  for (const BucketLayout& layout :
+       {BucketLayout{2, 6, false}, BucketLayout{4, 6, false},
+        BucketLayout{8, 6, false}, BucketLayout{4, 8, false},
+        BucketLayout{4, 5, true}}) {
+    const int b = layout.bucket_size;
+    for (uint64_t num_buckets : {2u, 4u, 6u, 8u}) {
+      for (uint64_t seed = 1; seed <= 20; ++seed) {
+        SCOPED_TRACE("b=" + std::to_string(b) +
+                     " f=" + std::to_string(layout.fingerprint_bits) +
+                     " semi=" + std::to_string(layout.semi_sorted) +
+                     " buckets=" + std::to_string(num_buckets) +
+                     " seed=" + std::to_string(seed));
+        CuckooFilterOptions options =
+            Options(b, layout.fingerprint_bits, layout.semi_sorted, seed);
+        options.stash_capacity = 1;
+        CuckooFilter filter(num_buckets, options);
+        HashStream stream(seed);
+        std::vector<uint64_t> stored;
+        for (int i = 0; i < 4 * b * static_cast<int>(num_buckets); ++i) {
+          const uint64_t key = stream.Next();
+          if (filter.Insert(key) == InsertResult::kOk) stored.push_back(key);
+          ASSERT_EQ(filter.Size(), stored.size());
+        }
+        for (uint64_t key : stored) ASSERT_TRUE(filter.Contains(key));
+        for (uint64_t key : stored) ASSERT_TRUE(filter.Erase(key));
+        EXPECT_EQ(filter.Size(), 0u);
+      }
+    }
+  }
+}
+
 TEST(CuckooFilterTest, ErasingMovesStashEntriesBackIntoTheTable) {
   CuckooFilterOptions options = Options(4, 12, false);
   options.max_kicks = 20;

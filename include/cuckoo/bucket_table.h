@@ -159,6 +159,7 @@ inline uint64_t ZeroLanes(uint64_t word, uint64_t ones, uint64_t tops) {
 // BucketTableView reads for BucketLayout{kBucketSize, kFingerprintBits}.
 template <int kBucketSize, int kFingerprintBitsOfSlot>
 struct PlainWordBucket {
+  static constexpr int kSlots = kBucketSize;
   static constexpr int kFingerprintBits = kFingerprintBitsOfSlot;
   static constexpr int kBits = kBucketSize * kFingerprintBits;
   static_assert(kBits <= 57 || kBits == 64, "one 8-byte load per bucket");
@@ -187,6 +188,15 @@ struct PlainWordBucket {
                                             uint32_t fingerprint) {
     return bits::ZeroLanes(Read(data, bucket) ^ (fingerprint * kOnes), kOnes,
                            kTops) != 0;
+  }
+  // BucketTableView::ReadBucket for this layout: slots[0, kBucketSize).
+  CUCKOO_ALWAYS_INLINE static void Load(const uint8_t* data, uint32_t bucket,
+                                        uint32_t* slots) {
+    const uint64_t word = Read(data, bucket);
+    for (int slot = 0; slot < kBucketSize; ++slot) {
+      slots[slot] = static_cast<uint32_t>((word >> (slot * kFingerprintBits)) &
+                                          bits::Mask(kFingerprintBits));
+    }
   }
   // BucketTable::Replace for this layout: the first slot holding `from`
   // (0 = an empty slot) gets `to`; false when no slot holds `from`.
@@ -244,6 +254,7 @@ inline void SortFour(uint32_t* v) {
 // width and lane constant a constant.
 template <int kFingerprintBitsOfSlot>
 struct SemiSortedWordBucket {
+  static constexpr int kSlots = 4;
   static constexpr int kFingerprintBits = kFingerprintBitsOfSlot;
   static constexpr int kLowBits = kFingerprintBits - semi_sort::kNibbleBits;
   static constexpr int kBits = semi_sort::kCodeBits + 4 * kLowBits;
@@ -274,6 +285,12 @@ struct SemiSortedWordBucket {
            layout.fingerprint_bits == kFingerprintBits;
   }
 
+  // BucketTableView::ReadBucket for this layout: the four fingerprints,
+  // ascending.
+  CUCKOO_ALWAYS_INLINE static void Load(const uint8_t* data, uint32_t bucket,
+                                        uint32_t* slots) {
+    Decode(Read(data, bucket), slots);
+  }
   // BucketTable::Replace for this layout: the first slot, in ascending
   // order, holding `from` (0 = an empty slot) gets `to`, and the bucket is
   // stored sorted again; false when no slot holds `from`.
@@ -589,8 +606,11 @@ class BucketTableView {
 
   // Starts loading both buckets of a key into the cache.
   void Prefetch(const KeyPosition& position) const {
-    __builtin_prefetch(BucketAddress(position.bucket));
-    __builtin_prefetch(BucketAddress(position.alternate));
+    PrefetchBucket(position.bucket);
+    PrefetchBucket(position.alternate);
+  }
+  void PrefetchBucket(uint32_t bucket) const {
+    __builtin_prefetch(BucketAddress(bucket));
   }
 
   // Number of slots of the bucket holding `fingerprint`.
@@ -847,6 +867,14 @@ struct CompiledTable {
     return Bucket::Swap(table->mutable_bytes().data(), bucket, slot,
                         fingerprint);
   }
+  // BucketTableView::ReadBucket: slots[0, kSlots) of the bucket.
+  static constexpr int kSlots = Bucket::kSlots;
+  static constexpr int SlotsPerBucket(const BucketTableView&) { return kSlots; }
+  CUCKOO_ALWAYS_INLINE static void ReadBucket(const BucketTableView& table,
+                                              uint32_t bucket,
+                                              uint32_t* slots) {
+    Bucket::Load(table.data(), bucket, slots);
+  }
   CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
                                             const KeyPosition& position) {
     const unsigned in_primary =
@@ -878,6 +906,15 @@ struct AnyLayoutTable {
   static uint32_t Swap(BucketTable* table, uint32_t bucket, int slot,
                        uint32_t fingerprint) {
     return table->Swap(bucket, slot, fingerprint);
+  }
+  // At most kSlots slots; SlotsPerBucket(table) of them are read.
+  static constexpr int kSlots = kMaxBucketSize;
+  static int SlotsPerBucket(const BucketTableView& table) {
+    return table.bucket_size();
+  }
+  static void ReadBucket(const BucketTableView& table, uint32_t bucket,
+                         uint32_t* slots) {
+    table.ReadBucket(bucket, slots);
   }
   CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
                                             const KeyPosition& position) {

@@ -1,22 +1,39 @@
 // The dynamic cuckoo filter: an approximate multiset of 64-bit key hashes with
-// insert, lookup, delete and count, a bounded kick-out walk, a victim stash,
-// growth in place, statistics, and a checksummed serialization, whole or in
-// chunks (cuckoo_filter_serialization.h). Not thread-safe; see
+// insert, lookup, delete and count, a shortest-path search for room and a
+// bounded kick-out walk, a victim stash, growth in place, statistics, and a
+// checksummed serialization, whole or in chunks
+// (cuckoo_filter_serialization.h). Not thread-safe; see
 // concurrent_cuckoo_filter.h for the thread-safe filter.
 //
 // Insertion and the stash
 // -----------------------
-// A new fingerprint goes to whichever of its two buckets has a free slot. When
-// both are full, the walk evicts a fingerprint chosen by a seeded generator,
-// puts the homeless one in its place, and carries the evicted one to its own
-// other bucket, at most max_kicks times. If the walk ends without a free slot,
-// one fingerprint is still homeless, and it is usually not the new key's: it
-// is a key stored earlier. Dropping it (as several libraries do) makes that
-// key a false negative. Here it goes into a small stash, searched by every
-// lookup. When the stash is full too, the walk is undone step by step, so the
-// table is exactly as before, and Insert reports kFull: the new key was not
-// stored and no stored key was lost. Erasing keys frees slots; stash entries
-// move back into the table as soon as one of their buckets has room.
+// A new fingerprint goes to whichever of its two buckets has a free slot.
+// When both are full, a breadth-first search looks for the shortest chain of
+// moves that frees a slot in one of them (as libcuckoo does): the nodes are
+// buckets, the two roots are the new key's, and a bucket's children are the
+// other buckets of the fingerprints it holds. The first bucket found with a
+// free slot ends the search, and the moves run from that end back to the
+// root, each one into a slot the previous move freed, so no fingerprint is
+// ever out of the table, and nothing has to be undone. A random walk's steps
+// each wait for the bucket the previous step chose, and at 90-95% load it
+// takes tens of them. The search reads about as many buckets there (most
+// buckets are full), but the buckets of a level are known before any of
+// them is read, so their loads overlap (the search prefetches the next
+// kPathPrefetchDistance), and the path it finds is the shortest, usually one
+// to three moves. The search is bounded: kPathSearchNodes buckets, and paths
+// of at most kPathSearchDepth moves and max_kicks.
+//
+// When the search finds no path, the walk takes over: it evicts a fingerprint
+// chosen by a seeded generator, puts the homeless one in its place, and
+// carries the evicted one to its own other bucket, at most max_kicks times.
+// If the walk ends without a free slot, one fingerprint is still homeless,
+// and it is usually not the new key's: it is a key stored earlier. Dropping it
+// (as several libraries do) makes that key a false negative. Here it goes into
+// a small stash, searched by every lookup. When the stash is full too, the walk
+// is undone step by step, so the table is exactly as before, and Insert reports
+// kFull: the new key was not stored and no stored key was lost. Erasing keys
+// frees slots; stash entries move back into the table as soon as one of their
+// buckets has room.
 //
 // Duplicates
 // ----------
@@ -67,6 +84,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -416,6 +435,22 @@ class CuckooFilter {
     uint32_t inserted;
     uint32_t evicted;
   };
+  // A bucket of the path search: reached from node `parent` (-1 for the new
+  // key's two buckets) by moving `moved`, a value in the parent's bucket, to
+  // its other bucket, `depth` moves from a root.
+  struct PathNode {
+    uint32_t bucket;
+    uint32_t moved;
+    int32_t parent;
+    uint32_t depth;
+  };
+  static constexpr int kPathSearchNodes = 256;
+  static constexpr uint32_t kPathSearchDepth = 5;
+  // The search prefetches the buckets it will read next, at most this many
+  // ahead: prefetching every queued bucket would fill the core's miss
+  // buffers with buckets that are rarely read (most searches end early in
+  // the last level they reach), and the prefetches would stall.
+  static constexpr int kPathPrefetchDistance = 12;
 
   // options must have passed CheckedOptions.
   CuckooFilter(const GrowableHashing& hashing,
@@ -547,6 +582,9 @@ class CuckooFilter {
   template <typename Table, typename Mapping>
   static InsertResult InsertWith(CuckooFilter& filter, uint64_t hash) {
     const KeyPosition position = Mapping::Locate(filter, hash);
+    // The alternate's load overlaps the first bucket's instead of waiting
+    // for it to be full.
+    filter.table_.view().PrefetchBucket(position.alternate);
     if (Table::Replace(&filter.table_, position.bucket, 0,
                        position.fingerprint) ||
         Table::Replace(&filter.table_, position.alternate, 0,
@@ -707,8 +745,87 @@ class CuckooFilter {
     return count;
   }
 
+  // Stores `fingerprint`, whose buckets `bucket` and `alternate` are full,
+  // by moving stored fingerprints along the shortest path the search finds
+  // (see "Insertion and the stash"); false, with the table unchanged, when it
+  // finds none.
+  template <typename Table, typename Mapping>
+  bool InsertAlongShortestPath(uint32_t bucket, uint32_t alternate,
+                               uint32_t fingerprint) {
+    const uint32_t max_depth = std::min(kPathSearchDepth, options_.max_kicks);
+    if (max_depth == 0) return false;
+    const BucketTableView& view = table_.view();
+    const int slots_per_bucket = Table::SlotsPerBucket(view);
+    std::array<PathNode, kPathSearchNodes> nodes;
+    const bool alternate_first = (NextRandom() & 1) != 0;
+    nodes[0] = {alternate_first ? alternate : bucket, 0, -1, 0};
+    nodes[1] = {alternate_first ? bucket : alternate, 0, -1, 0};
+    int queued = 2;
+    for (int head = 0; head < queued; ++head) {
+      const PathNode node = nodes[head];
+      if (head + kPathPrefetchDistance < queued) {
+        view.PrefetchBucket(nodes[head + kPathPrefetchDistance].bucket);
+      }
+      uint32_t slots[Table::kSlots];
+      Table::ReadBucket(view, node.bucket, slots);
+      if (node.depth > 0) {
+        bool has_free_slot = false;
+        for (int slot = 0; slot < slots_per_bucket; ++slot) {
+          has_free_slot |= slots[slot] == 0;
+        }
+        if (has_free_slot) {
+          MoveAlongPath<Table>(nodes.data(), head, fingerprint);
+          return true;
+        }
+      }
+      if (node.depth == max_depth) continue;
+      for (int slot = 0; slot < slots_per_bucket && queued < kPathSearchNodes;
+           ++slot) {
+        const uint32_t child =
+            Mapping::AltBucket(*this, node.bucket, slots[slot]);
+        if (queued <= head + kPathPrefetchDistance) view.PrefetchBucket(child);
+        nodes[queued++] = {child, slots[slot], head, node.depth + 1};
+      }
+    }
+    return false;
+  }
+
+  // Runs the moves of the path from the root to nodes[last], whose bucket
+  // has a free slot: from that end back, each bucket takes the value moved
+  // into it in the slot that the next move emptied, and the root takes
+  // `fingerprint`.
+  //
+  // Every Replace finds its value, because the path passes through no bucket
+  // twice: if it held bucket X at depths i < j, the nodes below X at depth j
+  // would also hang below X at depth i (the table does not change during the
+  // search, so X has the same children), and the search, which reads nodes
+  // in order of depth and queues them in that order until it stops queuing,
+  // would have read the copy of nodes[last] j - i levels higher first.
+  template <typename Table>
+  void MoveAlongPath(const PathNode* nodes, int last, uint32_t fingerprint) {
+    uint32_t emptied = 0;
+    int moves = 0;
+    for (int index = last; index >= 0; index = nodes[index].parent) {
+      const PathNode& node = nodes[index];
+      const uint32_t arriving = node.parent < 0 ? fingerprint : node.moved;
+      const bool replaced =
+          Table::Replace(&table_, node.bucket, emptied, arriving);
+      assert(replaced);
+      static_cast<void>(replaced);
+      emptied = node.moved;
+      moves += node.parent >= 0;
+    }
+    total_kicks_ += static_cast<uint64_t>(moves);
+  }
+
   template <typename Table, typename Mapping>
   InsertResult KickOut(uint32_t bucket, uint32_t fingerprint) {
+    if (InsertAlongShortestPath<Table, Mapping>(
+            bucket, Mapping::AltBucket(*this, bucket, fingerprint),
+            fingerprint)) {
+      ++num_items_;
+      return InsertResult::kOk;
+    }
     // The walk's log, for the undo; kept between walks, so that a walk
     // allocates nothing once the longest one has been seen.
     std::vector<KickStep>& steps = walk_log_;
