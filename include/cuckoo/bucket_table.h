@@ -151,6 +151,18 @@ inline uint64_t ZeroLanes(uint64_t word, uint64_t ones, uint64_t tops) {
   return ~(((word & low_mask) + low_mask) | word) & tops;
 }
 
+// Nonzero exactly when some lane of `word` is zero: one operation fewer than
+// ZeroLanes, and bits above the top lane may hold anything. If no lane is
+// zero, subtracting `ones` borrows nowhere, and a lane's top bit is set in
+// v - 1 only when v > 2^(w-1), where ~v clears it. If some lane is zero, the
+// lowest one becomes all ones with nothing borrowed into it, and its top bit
+// survives ~v. Lanes above a zero one may be flagged falsely (a borrow),
+// which is why this only answers whether one exists; borrows go upward, so
+// the bits above the top lane change nothing.
+inline uint64_t AnyZeroLane(uint64_t word, uint64_t ones, uint64_t tops) {
+  return (word - ones) & ~word & tops;
+}
+
 }  // namespace bits
 
 // A plain layout fixed at compile time, for the hot paths of the most used
@@ -186,8 +198,18 @@ struct PlainWordBucket {
   CUCKOO_ALWAYS_INLINE static bool Contains(const uint8_t* data,
                                             uint32_t bucket,
                                             uint32_t fingerprint) {
-    return bits::ZeroLanes(Read(data, bucket) ^ (fingerprint * kOnes), kOnes,
-                           kTops) != 0;
+    return MatchBits(data, bucket, fingerprint) != 0;
+  }
+  // Nonzero exactly when a slot of the bucket holds `fingerprint`: the bits
+  // above the bucket in its 8-byte load are left in (AnyZeroLane ignores
+  // them).
+  CUCKOO_ALWAYS_INLINE static uint64_t MatchBits(const uint8_t* data,
+                                                 uint32_t bucket,
+                                                 uint32_t fingerprint) {
+    const uint64_t position = uint64_t{bucket} * kBits;
+    const uint64_t word =
+        bits::LoadLittleEndian64(data + (position >> 3)) >> (position & 7);
+    return bits::AnyZeroLane(word ^ (fingerprint * kOnes), kOnes, kTops);
   }
   // BucketTableView::ReadBucket for this layout: slots[0, kBucketSize).
   CUCKOO_ALWAYS_INLINE static void Load(const uint8_t* data, uint32_t bucket,
@@ -330,6 +352,12 @@ struct SemiSortedWordBucket {
   CUCKOO_ALWAYS_INLINE static bool Contains(const uint8_t* data,
                                             uint32_t bucket,
                                             uint32_t fingerprint) {
+    return MatchBits(data, bucket, fingerprint) != 0;
+  }
+  // Nonzero exactly when a slot of the bucket holds `fingerprint`.
+  CUCKOO_ALWAYS_INLINE static uint64_t MatchBits(const uint8_t* data,
+                                                 uint32_t bucket,
+                                                 uint32_t fingerprint) {
     const uint64_t word = Read(data, bucket);
     const uint32_t nibbles = semi_sort::DecodeNibbles(
         static_cast<uint32_t>(word & bits::Mask(semi_sort::kCodeBits)));
@@ -347,9 +375,9 @@ struct SemiSortedWordBucket {
       const uint32_t low_mask = static_cast<uint32_t>(
           (((low_hits >> (kLowBits - 1)) * kGatherLowLanes) >> (3 * kLowBits)) &
           0xF);
-      return (lane_mask & low_mask) != 0;
+      return lane_mask & low_mask;
     } else {
-      return (low_hits & LowTopsOfLanes(lane_mask)) != 0;
+      return low_hits & LowTopsOfLanes(lane_mask);
     }
   }
 
@@ -877,11 +905,10 @@ struct CompiledTable {
   }
   CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
                                             const KeyPosition& position) {
-    const unsigned in_primary =
-        Bucket::Contains(table.data(), position.bucket, position.fingerprint);
-    const unsigned in_alternate = Bucket::Contains(
-        table.data(), position.alternate, position.fingerprint);
-    return (in_primary | in_alternate) != 0;
+    return (Bucket::MatchBits(table.data(), position.bucket,
+                              position.fingerprint) |
+            Bucket::MatchBits(table.data(), position.alternate,
+                              position.fingerprint)) != 0;
   }
 };
 
