@@ -419,35 +419,50 @@ TEST(CuckooFilterApiTest, InsertIfAbsentSkipsWhatTheFilterAlreadyMatches) {
   EXPECT_EQ(filter.Size(), stored.size() + 1000 - skipped);
 }
 
+// Also across growths, and in layouts with and without a compiled table.
 TEST(CuckooFilterApiTest, BatchedInsertsGiveWhatOneByOneInsertsGive) {
   HashStream stream(6);
   std::vector<uint64_t> keys(3000);
   for (uint64_t& key : keys) key = stream.Next();
   keys[10] = keys[3];  // a duplicate, for the IfAbsent variant
-  for (bool if_absent : {false, true}) {
-    CuckooFilter one_by_one(256, Options(4, 10, false));
-    CuckooFilter batched(256, Options(4, 10, false));
-    std::vector<InsertResult> results(keys.size());
-    const size_t stored =
-        if_absent
-            ? batched.InsertManyIfAbsent(keys.data(), keys.size(),
-                                         results.data())
-            : batched.InsertMany(keys.data(), keys.size(), results.data());
-    size_t expected_stored = 0;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const InsertResult expected = if_absent
-                                        ? one_by_one.InsertIfAbsent(keys[i])
-                                        : one_by_one.Insert(keys[i]);
-      ASSERT_EQ(results[i], expected) << i;
-      expected_stored += expected == InsertResult::kOk;
-    }
-    EXPECT_EQ(stored, expected_stored);
-    // 3000 keys in 1024 slots: the tail did not fit.
-    EXPECT_LT(stored, keys.size());
-    EXPECT_EQ(SerializeCuckooFilter(batched),
-              SerializeCuckooFilter(one_by_one));
-    if (if_absent) {
-      EXPECT_EQ(results[10], InsertResult::kMayExist);
+  CuckooFilterOptions growing = Options(4, 12, false);
+  growing.expansion = 2;
+  growing.max_growths = 2;
+  for (const CuckooFilterOptions& options :
+       {Options(4, 10, false), Options(4, 12, false), growing}) {
+    for (bool if_absent : {false, true}) {
+      SCOPED_TRACE("f=" + std::to_string(options.layout.fingerprint_bits) +
+                   " expansion=" + std::to_string(options.expansion) +
+                   " if_absent=" + std::to_string(if_absent));
+      CuckooFilter one_by_one(256, options);
+      CuckooFilter batched(256, options);
+      std::vector<InsertResult> results(keys.size());
+      const size_t stored =
+          if_absent
+              ? batched.InsertManyIfAbsent(keys.data(), keys.size(),
+                                           results.data())
+              : batched.InsertMany(keys.data(), keys.size(), results.data());
+      size_t expected_stored = 0;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        const InsertResult expected = if_absent
+                                          ? one_by_one.InsertIfAbsent(keys[i])
+                                          : one_by_one.Insert(keys[i]);
+        ASSERT_EQ(results[i], expected) << i;
+        expected_stored += expected == InsertResult::kOk;
+      }
+      EXPECT_EQ(stored, expected_stored);
+      // 3000 keys in 1024 slots, 4096 after two growths: without growth the
+      // tail did not fit; with it, the filter grew twice on the way.
+      if (options.expansion == 0) {
+        EXPECT_LT(stored, keys.size());
+      } else {
+        EXPECT_EQ(batched.Info().num_growths, 2u);
+      }
+      EXPECT_EQ(SerializeCuckooFilter(batched),
+                SerializeCuckooFilter(one_by_one));
+      if (if_absent) {
+        EXPECT_EQ(results[10], InsertResult::kMayExist);
+      }
     }
   }
 }
