@@ -311,7 +311,8 @@ void ExpectFixedLayoutAgreesWithView() {
 }
 
 // The compiled writes (Replace, Swap, Store) change what BucketTable's do,
-// bit for bit, and nothing of the neighbouring buckets.
+// bit for bit, and nothing of the neighbouring buckets; the compiled read
+// (Load) gives the view's slots.
 template <typename Bucket>
 void ExpectCompiledWritesAgreeWithTheTable(const BucketLayout& layout) {
   ASSERT_TRUE(Bucket::Matches(layout));
@@ -356,6 +357,13 @@ void ExpectCompiledWritesAgreeWithTheTable(const BucketLayout& layout) {
       }
     }
     ASSERT_EQ(compiled.bytes(), expected.bytes()) << "operation " << i;
+    uint32_t loaded[kMaxBucketSize] = {};
+    uint32_t read[kMaxBucketSize] = {};
+    Bucket::Load(compiled.bytes().data(), bucket, loaded);
+    expected.view().ReadBucket(bucket, read);
+    for (int slot = 0; slot < bucket_size; ++slot) {
+      ASSERT_EQ(loaded[slot], read[slot]) << "operation " << i;
+    }
   }
 }
 

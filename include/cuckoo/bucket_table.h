@@ -859,10 +859,11 @@ class BucketTable {
 
 // The table type that the dynamic filter, the static builder and the
 // plugin's reader share: a key's position (Locate and AltBucket, over the
-// table's CuckooHashing), the probe of its two buckets (Contains), and the
-// writes (Replace, Swap and WriteBucket, as BucketTable's). Both
-// buckets are always probed, with no branch between their loads, so that the
-// loads overlap and no branch depends on what the table holds.
+// table's CuckooHashing), the probe of its two buckets (Contains), a
+// bucket's slots (ReadBucket, as the view's), and the writes (Replace, Swap
+// and WriteBucket, as BucketTable's). Both buckets are always probed, with
+// no branch between their loads, so that the loads overlap and no branch
+// depends on what the table holds.
 //
 // CompiledTable has its bucket layout and index arithmetic fixed at compile
 // time (a compiled bucket type, and LocateCompiled with or without a

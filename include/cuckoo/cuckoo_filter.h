@@ -20,8 +20,11 @@
 // buckets are full), but the buckets of a level are known before any of
 // them is read, so their loads overlap (the search prefetches the next
 // kPathPrefetchDistance), and the path it finds is the shortest, usually one
-// to three moves. The search is bounded: kPathSearchNodes buckets, and paths
-// of at most kPathSearchDepth moves and max_kicks.
+// to three moves. At lower loads, where a walk usually ends after its first
+// step, the search costs a little more than the walk: it computes and
+// prefetches a whole level of buckets where the walk reads one. The search
+// is bounded: kPathSearchNodes buckets, and paths of at most
+// kPathSearchDepth moves and max_kicks.
 //
 // When the search finds no path, the walk takes over: it evicts a fingerprint
 // chosen by a seeded generator, puts the homeless one in its place, and
@@ -582,9 +585,6 @@ class CuckooFilter {
   template <typename Table, typename Mapping>
   static InsertResult InsertWith(CuckooFilter& filter, uint64_t hash) {
     const KeyPosition position = Mapping::Locate(filter, hash);
-    // The alternate's load overlaps the first bucket's instead of waiting
-    // for it to be full.
-    filter.table_.view().PrefetchBucket(position.alternate);
     if (Table::Replace(&filter.table_, position.bucket, 0,
                        position.fingerprint) ||
         Table::Replace(&filter.table_, position.alternate, 0,
