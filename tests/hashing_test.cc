@@ -383,24 +383,25 @@ TEST(BucketTableTest, CompiledWritesAgreeWithTheTable) {
       {4, 16, true});
 }
 
-// AnyZeroLane answers whether ZeroLanes finds a zero lane, for lanes of 4
-// to 16 bits with any bits above the top lane, and words with zero, one or
-// several zero lanes (also the top one, whose borrow leaves the lanes).
+// AnyZeroLane answers whether ZeroLanes finds a zero lane, for four lanes
+// (as in the compiled buckets) of 4 to 16 bits with any bits above the top
+// lane, and words with zero, one or several zero lanes (also the top one,
+// whose borrow leaves the lanes).
 TEST(BucketTableTest, AnyZeroLaneIsWhetherAZeroLaneExists) {
   HashStream stream(77);
+  constexpr int kLanes = 4;
   for (int width = 4; width <= 16; ++width) {
-    const int lanes = 64 / width >= 4 ? 4 : 64 / width;
     uint64_t ones = 0;
-    for (int lane = 0; lane < lanes; ++lane)
+    for (int lane = 0; lane < kLanes; ++lane)
       ones |= uint64_t{1} << (lane * width);
     const uint64_t tops = ones << (width - 1);
-    const uint64_t lanes_mask = bits::Mask(lanes * width);
+    const uint64_t lanes_mask = bits::Mask(kLanes * width);
     for (int i = 0; i < 20000; ++i) {
       uint64_t word = stream.Next();
       // Clear each lane with probability 1/4, and sometimes set every bit
       // of a lane or of those above the lanes.
       const uint64_t choices = stream.Next();
-      for (int lane = 0; lane < lanes; ++lane) {
+      for (int lane = 0; lane < kLanes; ++lane) {
         const uint64_t lane_bits = bits::Mask(width) << (lane * width);
         switch ((choices >> (4 * lane)) & 7) {
           case 0:

@@ -766,7 +766,7 @@ class CuckooFilter {
       if (head + kPathPrefetchDistance < queued) {
         view.PrefetchBucket(nodes[head + kPathPrefetchDistance].bucket);
       }
-      uint32_t slots[Table::kSlots];
+      uint32_t slots[Table::kSlots] = {};
       Table::ReadBucket(view, node.bucket, slots);
       if (node.depth > 0) {
         bool has_free_slot = false;
