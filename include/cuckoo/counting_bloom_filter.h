@@ -263,9 +263,13 @@ class CountingBloomFilter {
     saturated_counters_ = 0;
   }
 
+  // The value of counter `index` (in [0, NumCounters())). For tests.
+  uint32_t CounterValue(uint64_t index) const { return GetCounter(index); }
+
   uint64_t NumCounters() const { return num_counters_; }
   int NumHashes() const { return num_hashes_; }
   int CounterBits() const { return counter_bits_; }
+  uint32_t MaxCounterValue() const { return max_counter_value_; }
   size_t SizeInBytes() const { return counters_.size(); }
 
   // Net number of keys: successful Adds minus successful Removes.
