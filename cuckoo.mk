@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # In-tree build with RocksDB's Makefile or CMake: with this repository at
 # rocksdb/plugin/cuckoo, `make ROCKSDB_PLUGINS=cuckoo` or
 # `cmake -DROCKSDB_PLUGINS=cuckoo` compiles the plugin into librocksdb and

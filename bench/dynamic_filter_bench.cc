@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Google Benchmark cases of the dynamic CuckooFilter, in the setting of the
 // paper's reference implementation (efficient/cuckoofilter) and its
 // bulk-insert-and-query benchmark: 2^18 buckets of 4 slots, random 64-bit

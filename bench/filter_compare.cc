@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The db_bench-style comparison (the README's main job): no filter, RocksDB's
 // Bloom and Ribbon filters and the cuckoo filter, on one multi-level LSM of
 // the same verified shape per policy (compare/lsm_shape.h), in two regimes:

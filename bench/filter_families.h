@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Shared by the benchmarks that drive filters through RocksDB's
 // FilterBitsBuilder/FilterBitsReader directly (filter_micro_bench and the
 // equal-FPR view of filter_compare): the policies by family name, and sets of

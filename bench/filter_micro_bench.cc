@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Google Benchmark micro-benchmarks. The RocksDB filters (built-in Bloom and
 // Ribbon, and the cuckoo plugin) are driven through the same
 // FilterBitsBuilder/FilterBitsReader interface RocksDB uses: construction,

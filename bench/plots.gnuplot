@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Draws the comparison's charts from its CSV files (bench/filter_compare
 # --csv and --fpr_csv):
 #   gnuplot -e "csv='compare.csv'; fpr_csv='compare-fpr.csv'; out='compare'" \

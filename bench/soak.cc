@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Soak run of the plugin's builder and reader (not part of CI): filters of
 // --keys_per_filter keys until --total_keys keys have been added, for every
 // budget of --bits_per_key; every added key is probed (a single false

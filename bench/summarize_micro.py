@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 """Summarizes filter_micro_bench's JSON output as Markdown tables, with every
 cuckoo and Ribbon figure as a ratio to the Bloom figure of the same run.
 

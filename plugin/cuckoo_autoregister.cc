@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Registers the "cuckoofilter" policy in RocksDB's default ObjectLibrary when
 // librocksdb_cuckoo.so is loaded, so that unmodified tools (db_bench, ldb)
 // find it through LD_PRELOAD and an OPTIONS file. Only the shared library

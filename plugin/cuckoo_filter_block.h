@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The on-disk filter block of the RocksDB plugin, format version 1: encoding a
 // built table into a block, and decoding a block from untrusted, possibly
 // unaligned memory. No RocksDB types here; docs/filter-format.md describes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The RocksDB glue: CuckooFilterPolicy, its builder (key hashes in, one
 // statically built cuckoo table per filter out) and reader (zero-copy probes
 // of a filter block), and the ObjectLibrary registrar.

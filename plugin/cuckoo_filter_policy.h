@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The RocksDB glue: a FilterPolicy whose SST filters are cuckoo filters, its
 // FilterBitsBuilder and FilterBitsReader, and the registrar that makes
 // "cuckoofilter" known to RocksDB's ObjectLibrary.

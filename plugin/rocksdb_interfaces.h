@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // What differs between the RocksDB releases the project supports (7.8 to
 // 11.8), for the plugin and for the tests and tools built with it.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Builds RocksDB from source as a shared library, with that tree's db_bench,
 # ldb, sst_dump and db_stress, and caches the result outside the repository,
 # keyed by version, variant and flags: on two cores a build takes 15 to 30

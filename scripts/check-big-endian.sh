@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Big-endian hosts: builds the core's unit tests and the golden-format tests
 # for s390x with Debian's cross compiler (GoogleTest compiled from
 # /usr/src/googletest), and runs them under qemu-user. The golden tests build

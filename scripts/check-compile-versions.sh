@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Compile-only check against RocksDB releases that CI does not build: the
 # plugin's sources, the tests, the benchmarks and the examples against each
 # release's headers (public and internal), with the C++ standard that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Cross-version reads: SST files with cuckoo filters written under one RocksDB
 # release are ingested and read under another, both ways, with every key
 # found, the filter in effect, and the same false positives key for key (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # The README's two commands on a fresh Debian 12: builds a minimal bookworm
 # root file system (mmdebstrap --variant=minbase: no compiler, no make, no
 # pkgconf), copies a clean clone of this repository (HEAD, committed files

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Checks the in-tree build, with this repository at rocksdb/plugin/cuckoo of a
 # RocksDB source tree, both ways RocksDB offers:
 #

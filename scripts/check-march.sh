@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Checks that the build does not depend on the CPU it runs on: compiles the
 # whole project (core, plugin, tests, benchmarks) warning-free for two fixed
 # x86-64 targets, x86-64-v2 (SSE4.2) and x86-64-v4 (AVX-512), and the plugin's

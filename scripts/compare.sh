@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # The main job: installs what is missing, builds, and runs the db_bench-style
 # comparison of no filter, RocksDB's Bloom and Ribbon filters and the cuckoo
 # filter (bench/filter_compare.cc): one multi-level LSM of the same shape per

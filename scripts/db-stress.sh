@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # RocksDB's own stress test with the cuckoo filter: the db_stress of a RocksDB
 # release built from source with the plugin in-tree
 # (scripts/build-rocksdb.sh --in-tree, so no preload), and OPTIONS files that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # The cache-penetration example (examples/cache_penetration): installs what is
 # missing, builds, runs the catalogue service with its three gates (the
 # dynamic cuckoo filter, a Bloom filter, a counting Bloom filter) on the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Fetches a RocksDB source tarball, checks it against the checksum pinned in
 # scripts/rocksdb-source.sha256, and extracts the parts of the tree a build
 # needs. Where each release comes from:

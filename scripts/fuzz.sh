@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Builds the libFuzzer targets (clang, AddressSanitizer, UndefinedBehavior-
 # Sanitizer) in build-fuzz and runs each for a bounded time, starting from the
 # seed corpora in tests/fuzz/corpus. A crash, a sanitizer report or a failed

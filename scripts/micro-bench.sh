@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Builds and runs the micro-benchmarks (bench/filter_micro_bench.cc), writes
 # their JSON and prints a Markdown summary with ratios to Bloom. Each
 # benchmark runs 5 times, interleaved at random with the others, and the

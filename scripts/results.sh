@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Regenerates bench/RESULTS.md from one full run of the project's benchmarks
 # on this machine: the DB comparison's --full preset (both regimes, the
 # equal-FPR view), the micro-benchmarks (5 interleaved repetitions), stock

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Installs the Debian packages the project builds against and fetches the
 # matching RocksDB source tree (for its internal filter header). Idempotent:
 # a second run changes nothing.

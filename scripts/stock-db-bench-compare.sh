@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # The comparison with the field's own tool: Debian's stock db_bench (or the
 # Release one of scripts/build-rocksdb.sh --release), the cuckoo policy loaded
 # with LD_PRELOAD, and one OPTIONS file per filter that differs from the

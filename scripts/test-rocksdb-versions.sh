@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # The version matrix: runs the whole suite (scripts/test.sh) against each
 # RocksDB release given, Debian's installed library for its own version and
 # a build from source (scripts/build-rocksdb.sh, cached) for the others, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # The test command: installs what is missing, configures, builds and runs the
 # whole test suite with ctest.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Tests of ConcurrentCuckooFilter: its guarantee (a key whose Insert has
 // returned is found by every later lookup, in any thread), erases and
 // growth under concurrent readers, and its serialized form. Run under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Tests for cuckoo::CountingBloomFilter and its blocked variant
 // cuckoo::BlockedCountingBloomFilter. The contract both keep runs as one
 // typed suite: no false negatives, safe removal (no underflow, sticky

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Tests of the dynamic filter's growth (GrowableHashing and
 // CuckooFilter::Grow), of its RedisBloom-style API (Reserve, Info, Merge
 // across growths), and of the chunked dump and load. The RedisBloom bug

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Tests of the dynamic CuckooFilter: no false negatives in every layout,
 // false-positive rates against the formula, delete and duplicate semantics,
 // the stash, non-power-of-two sizes, the API and serialization.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Tests of the key hash, partial-key cuckoo hashing, semi-sort coding and the
 // packed bucket table.
 #include "cuckoo/hashing.h"

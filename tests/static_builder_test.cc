@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Tests of the static build path and of sizing.
 #include "cuckoo/static_builder.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Helpers shared by the core tests: deterministic key streams.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Measures the false-positive curves of the equal-FPR view (equal_fpr.h).
 #include "equal_fpr.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The equal-FPR view: each family's false-positive rate measured on a grid of
 // bits-per-key budgets, through the same FilterBitsBuilder/FilterBitsReader
 // interface RocksDB uses, and the bits per key (and filter memory) each needs

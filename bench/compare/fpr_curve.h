@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // A filter family's false-positive rate as a function of its real bits per
 // key, measured on a grid of budgets, and the bits per key it needs for a
 // target rate.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The key scheme of the comparison: 16-byte keys in groups that share an
 // 8-byte prefix, absent keys that sort between present ones (as db_bench's
 // readmissing), and absent prefixes between stored ones. The prefix extractor

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Builds and verifies the comparison's multi-level LSM (see lsm_shape.h).
 #include "lsm_shape.h"
 

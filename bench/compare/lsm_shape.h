@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // A multi-level LSM of a fixed, verified shape, the same for every filter
 // policy, so that an absent key consults the same number of filters whatever
 // the policy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Statistics of repeated, paired measurements: medians, percentiles, and the
 // ratio of a policy to the Bloom filter with a distribution-free interval.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Formats and writes the comparison's results (see report.h).
 #include "report.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The comparison's output: Markdown tables for the terminal and the README,
 // and CSV and JSON files for the charts (bench/plots.gnuplot). Every figure
 // of a filter is also given as a paired ratio to the Bloom filter of the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Runs and measures the comparison's read workloads (see workloads.h).
 #include "workloads.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The read workloads of the comparison and how one run of a workload on one
 // DB is measured: wall and thread CPU time of the whole run, latencies of a
 // sample of its calls, storage reads and bytes (perf context), filter checks

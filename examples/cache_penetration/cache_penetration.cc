@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The cache-penetration example: a small catalogue service over a RocksDB
 // database (itself using the cuckoofilter policy), with an LRU cache and a
 // gate in front of it. A request for an ID goes to the cache, then to the

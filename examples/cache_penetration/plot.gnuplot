@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # The cache-penetration example's chart: each gate's false-positive rate
 # (the share of requests for absent IDs it lets through to the database) per
 # window. Variables: csv (cache_penetration --csv), out (the PNG).

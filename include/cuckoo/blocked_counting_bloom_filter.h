@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // BlockedCountingBloomFilter: a header-only counting Bloom filter over 64-bit
 // key hashes whose k counters per key all lie in one 64-byte block (one
 // cache line), with 4-bit (default) or 8-bit saturating counters. It owns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The bit-packed bucket table: where fingerprints live in memory. Owns the
 // bucket layout (slots per bucket, fingerprint width, semi-sorting), the
 // little-endian bit packing, bucket reads and writes, and the table types

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Little-endian fixed-width integers in byte buffers, for the serialized
 // formats. Byte-by-byte, so it is independent of host order and alignment.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The thread-safe dynamic filter: CuckooFilter shards, each written under
 // its own lock, read without taking any lock, and a reader protocol that
 // keeps lookups off shared cache lines.

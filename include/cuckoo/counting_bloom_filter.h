@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // CountingBloomFilter: a header-only counting Bloom filter over 64-bit key
 // hashes, with packed 4-bit (default) or 8-bit saturating counters. It owns
 // its counter storage, the double-hashing probe scheme, the sizing math

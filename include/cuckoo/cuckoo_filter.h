@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The dynamic cuckoo filter: an approximate multiset of 64-bit key hashes with
 // insert, lookup, delete and count, a shortest-path search for room and a
 // bounded kick-out walk, a victim stash, growth in place, statistics, and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The serialized form of a dynamic CuckooFilter: writing it whole
 // (SerializeCuckooFilter) or in chunks (CuckooFilterDumper, RedisBloom's
 // CF.SCANDUMP), and reading it back from untrusted bytes with full

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Key hashing and partial-key cuckoo hashing: how one 64-bit key hash becomes
 // a primary bucket, a fingerprint, and an alternate bucket, for any even
 // bucket count. Everything here is part of the on-disk format: changing a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Semi-sorting of 4-slot buckets (Fan et al., CoNEXT 2014, section 5.2): the
 // code that stores the four high nibbles of a bucket's fingerprints in 12 bits
 // instead of 16, saving one bit per slot.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Sizing: which bucket layout and load factor to use, from a target
 // false-positive rate or from a space budget in bits per key.
 //

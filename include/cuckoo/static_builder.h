@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The static build path: all key hashes are known up front (as when RocksDB
 // finishes an SST file), so placement can be planned instead of random. Owns
 // deterministic placement at high load, and the sizing and growth of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Shared by the project's scripts (sourced, not run): the set-up, configure and
 # build prologue, and the parser of db_bench's --statistics tickers. A fix
 # here, such as another package a fresh machine needs, reaches every script.

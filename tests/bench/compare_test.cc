@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Tests of the comparison's layers (bench/compare/): the paired statistics,
 // the interpolation of the equal-FPR view, and the LSM shape, built for two
 // policies on real DBs and read with the comparison's own workload runner.

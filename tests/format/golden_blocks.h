@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The golden filter blocks in tests/format/golden: the key set and budget of
 // each, the keys it must match, the absent keys it is probed with, and the
 // reader of the manifest that records each block's size and how many absent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Golden tests of the on-disk format: fixed key hashes, key positions and
 // semi-sort codes, and committed filter blocks (tests/format/golden) that
 // today's code must reproduce byte for byte and read with the recorded

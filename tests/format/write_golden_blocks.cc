@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Writes the golden filter blocks and their MANIFEST (golden_blocks.h) into a
 // folder. Run only when a new format version is introduced, and then as new
 // blocks beside the old ones: the committed blocks are what SSTs already

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Fuzz target: the core CuckooFilter driven by an operation sequence and
 // checked against a multiset model. A key inserted more often than erased is
 // always contained; Count never falls below the model's count; an erase of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Fuzz target: DeserializeCuckooFilter on arbitrary bytes. It either
 // rejects them with a reason or accepts a filter whose serialization gives
 // back exactly the same bytes (a version 1 input: the same filter, written

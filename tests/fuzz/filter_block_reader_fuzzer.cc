@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Fuzz target: the plugin's reader over arbitrary bytes (a filter block is
 // untrusted input: it may come from another machine). Never a crash or an
 // out-of-bounds read; a block the decoder rejects must match every key.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Fuzz target: the plugin's builder on arbitrary key streams (duplicates,
 // empty keys, long keys, any order). Every added key must match the finished
 // filter, post-verification must pass, and a reused builder must start empty.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/):
 // valid filter blocks, serialized filters, key streams and operation
 // sequences, so that mutations start from meaningful inputs. Run by

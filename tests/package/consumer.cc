@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Uses the installed package: registers the policy, parses it strictly, and
 // builds a core filter. Exits nonzero on any failure.
 #include <cstdio>

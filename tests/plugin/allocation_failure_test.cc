@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Fault injection for the builder's fallback: this program replaces the
 // global operator new, and makes large allocations fail on request, so that
 // Finish meets a real std::bad_alloc while it builds the table. The builder

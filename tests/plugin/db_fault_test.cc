@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Fault tests with a real DB: a filter block damaged on disk (RocksDB's block
 // checksum catches it), and blocks that pass the checksum but carry a header
 // this reader does not accept (a newer format version, an impossible

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Integration tests of the plugin against a real RocksDB: registration and
 // options strings under strict ConfigOptions, Get/MultiGet with full and
 // partitioned filters, the false-positive rate from RocksDB's tickers next to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Read paths of a real DB with cuckoo filters: Get and MultiGet over full and
 // partitioned filters with and without cache_index_and_filter_blocks, external
 // SST files written by SstFileWriter and ingested, prefix Seek/SeekForPrev

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Concurrency: reader threads doing Get, MultiGet and prefix iteration while
 // a writer keeps adding keys and flushing, and compactions rebuild the
 // filters of full and partitioned tables. Every key acknowledged before a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Shared by the plugin's DB tests: strict options parsing, key naming, and a
 // fixture that opens a DB, fills it, and reads the filter tickers.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Tests of the plugin's builder and reader through RocksDB's internal
 // FilterBitsBuilder/FilterBitsReader interfaces, without a DB: the builder
 // contract (reuse across partitions, exact entry counts and their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The committed golden filter blocks (tests/format/golden) through RocksDB's
 // own interfaces: the policy's builder must write them byte for byte from
 // their keys, also as the second partition of one builder, and its reader

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # filter_compare's I/O-bound regime reads storage with direct I/O. In a
 # folder on tmpfs (memory, which accepts O_DIRECT since Linux 6.6) it must
 # stop before building anything, name the file system, and leave no work

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Cross-version reads: writes an SST file with the cuckoo filter under one
 // RocksDB release, or ingests such a file into a fresh DB under another and
 // reads it back. scripts/check-cross-version.sh runs it both ways between the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # The core's headers include each other one way only: the graph of their
 # "cuckoo/..." includes has no cycle. With #pragma once a cycle still
 # compiles, but then which definitions a file sees depends on which header

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Installs rocksdb-cuckoo, then configures, builds and runs tests/package, a
 # separate CMake project that finds the package with
 # find_package(rocksdb_cuckoo) and links rocksdb_cuckoo::plugin.

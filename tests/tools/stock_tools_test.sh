@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # RocksDB's stock db_bench, ldb and sst_dump use the cuckoo filter through an
 # OPTIONS file: Debian's tools with librocksdb_cuckoo.so in LD_PRELOAD, or
 # (--builtin) tools of an in-tree build (-DROCKSDB_PLUGINS=cuckoo) that know
