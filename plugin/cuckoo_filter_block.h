@@ -51,6 +51,24 @@ inline uint64_t TableBlockBytes(const cuckoo::BucketLayout& layout,
          cuckoo::kTablePaddingBytes;
 }
 
+// Bytes of table data in a `block_bytes`-byte table block (0 when it is too
+// small for the header and padding).
+inline uint64_t BlockDataBytes(uint64_t block_bytes) {
+  const uint64_t overhead = kBlockHeaderBytes + cuckoo::kTablePaddingBytes;
+  return block_bytes <= overhead ? 0 : block_bytes - overhead;
+}
+
+// The geometry a builder with `config` plans for `entries` (> 0) entries:
+// its layout at its load (BuildStaticTable's first attempt).
+inline cuckoo::TableGeometry PlannedGeometry(const cuckoo::FilterConfig& config,
+                                             uint64_t entries) {
+  return cuckoo::GeometryOf(
+      config.layout,
+      cuckoo::BucketsForLoad(entries, config.layout.bucket_size,
+                             config.load_factor),
+      entries);
+}
+
 // Never less than the bytes of the block that a builder with `config` writes
 // for `entries` entries: the table at the planned size after the growth the
 // static build allows for (MaxStaticTableBuckets), or the always-match block
@@ -102,6 +120,19 @@ struct EncodedBlock {
   size_t size = 0;
 };
 
+// The block of a built table holding `stored` fingerprints.
+inline EncodedBlock EncodeBuiltTable(const cuckoo::BucketTable& table,
+                                     uint64_t stored) {
+  EncodedBlock block;
+  block.size = kBlockHeaderBytes + table.bytes().size();
+  block.data.reset(new char[block.size]);
+  EncodeTableHeader(table.layout(), table.num_buckets(), stored,
+                    reinterpret_cast<uint8_t*>(block.data.get()));
+  std::memcpy(block.data.get() + kBlockHeaderBytes, table.bytes().data(),
+              table.bytes().size());
+  return block;
+}
+
 // The table block for a set of distinct key hashes (any range of uint64_t),
 // as the builder writes it: the header, then the statically built table.
 // Throws like BuildStaticTable when no table can hold them.
@@ -111,14 +142,18 @@ EncodedBlock EncodeTableBlock(const Hashes& hashes,
   cuckoo::StaticBuildStats stats;
   const cuckoo::BucketTable table = cuckoo::BuildStaticTable(
       hashes, config.layout, config.load_factor, &stats);
-  EncodedBlock block;
-  block.size = kBlockHeaderBytes + table.bytes().size();
-  block.data.reset(new char[block.size]);
-  EncodeTableHeader(config.layout, table.num_buckets(), stats.stored_entries,
-                    reinterpret_cast<uint8_t*>(block.data.get()));
-  std::memcpy(block.data.get() + kBlockHeaderBytes, table.bytes().data(),
-              table.bytes().size());
-  return block;
+  return EncodeBuiltTable(table, stats.stored_entries);
+}
+
+// The same at a geometry the caller chose (BuildStaticTableWithBuckets).
+template <typename Hashes>
+EncodedBlock EncodeTableBlockWithBuckets(const Hashes& hashes,
+                                         const cuckoo::BucketLayout& layout,
+                                         uint32_t num_buckets) {
+  cuckoo::StaticBuildStats stats;
+  const cuckoo::BucketTable table =
+      cuckoo::BuildStaticTableWithBuckets(hashes, layout, num_buckets, &stats);
+  return EncodeBuiltTable(table, stats.stored_entries);
 }
 
 // The whole always-match block: written only when a table cannot be built.

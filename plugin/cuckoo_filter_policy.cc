@@ -11,8 +11,15 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <new>
+#include <optional>
 #include <unordered_map>
 #include <vector>
+
+#if defined(__linux__) && __has_include(<malloc.h>)
+#include <malloc.h>
+#define ROCKSDB_CUCKOO_HAS_MALLOC_USABLE_SIZE 1
+#endif
 
 #include "cuckoo/hashing.h"
 #include "cuckoo/sizing.h"
@@ -31,17 +38,122 @@ using ROCKSDB_NAMESPACE::Status;
 
 namespace {
 
+// optimize_filters_for_memory
+// ---------------------------
+// RocksDB holds a filter block in an allocation of the block plus its 5-byte
+// block trailer, and an allocator rounds every request up to one of its size
+// classes: jemalloc's are up to a quarter apart at the sizes of filters, so a
+// filter sized to its budget leaves up to a fifth of its allocation unused.
+// With the option set, RocksDB's own builders size each filter to what the
+// allocator really gives, and so does this one, with the format's freedom to
+// take any even bucket count:
+//   1. The planned table (the policy's layout at its load) sets the target
+//      false-positive rate of this filter.
+//   2. The policy keeps an aggregate balance, the sum over its filters so far
+//      of (expected FPR - target FPR), in units of 2^-32. When it is negative
+//      (the filters so far are more accurate than their targets), the builder
+//      tries smaller tables of 3/4, 13/16, 7/8 and 15/16 of the planned bytes
+//      and takes the first whose FPR stays within the target plus that
+//      surplus, so that the average rate stays on target.
+//   3. It asks the allocator what a request of that block plus the trailer
+//      really gives (malloc_usable_size) and, unless that is more than 4/3 of
+//      the request, spends the extra bytes: the most accurate table that fits
+//      them (cuckoo::ChooseForTableBytes), which may have another layout.
+//   4. The balance takes the built table's expected FPR.
+// Without malloc_usable_size the sizes are left as planned but for step 2.
+constexpr size_t kBlockTrailerBytes = 5;  // BlockBasedTable::kBlockTrailerSize
+
+// The bytes an allocation of `bytes` really gives, or `bytes` where the
+// allocator cannot say (or cannot allocate them now).
+size_t UsableAllocationBytes(size_t bytes) noexcept {
+#ifdef ROCKSDB_CUCKOO_HAS_MALLOC_USABLE_SIZE
+  try {
+    // Allocated as RocksDB allocates blocks, so that it comes from the same
+    // allocator, and freed at once: the same request gets the same size
+    // class again when the block is written.
+    const std::unique_ptr<char[]> probe(new char[bytes]);
+    return malloc_usable_size(probe.get());
+  } catch (const std::bad_alloc&) {
+    return bytes;
+  }
+#else
+  return bytes;
+#endif
+}
+
+// The FPR balance in the units of RocksDB's own builders: 2^-32.
+int64_t BalanceUnits(double fpr_difference) {
+  return static_cast<int64_t>(fpr_difference * 4294967296.0);
+}
+
+// Steps 1 to 3 above for `entries` (> 0) entries: the geometry to build, and
+// the target FPR the balance is kept against.
+cuckoo::TableGeometry ChooseRoundedGeometry(const cuckoo::FilterConfig& config,
+                                            uint64_t entries, int64_t balance,
+                                            double* target_fpr) {
+  const cuckoo::TableGeometry planned = PlannedGeometry(config, entries);
+  *target_fpr = planned.expected_fpr;
+  const uint64_t planned_data =
+      cuckoo::TableDataBytes(planned.layout, planned.num_buckets);
+  cuckoo::TableGeometry chosen = planned;
+  if (balance < 0) {
+    const double allowed_fpr = planned.expected_fpr - balance / 4294967296.0;
+    constexpr uint64_t kSmallerSixteenths[] = {12, 13, 14, 15};
+    for (uint64_t sixteenths : kSmallerSixteenths) {
+      const std::optional<cuckoo::TableGeometry> smaller =
+          cuckoo::ChooseForTableBytes(planned_data * sixteenths / 16, entries);
+      if (smaller && smaller->expected_fpr <= allowed_fpr) {
+        chosen = *smaller;
+        break;
+      }
+    }
+  }
+  const uint64_t requested =
+      TableBlockBytes(chosen.layout, chosen.num_buckets) + kBlockTrailerBytes;
+  const uint64_t usable = UsableAllocationBytes(requested);
+  if (usable > requested && usable - usable / 4 <= requested) {
+    const std::optional<cuckoo::TableGeometry> filling =
+        cuckoo::ChooseForTableBytes(BlockDataBytes(usable - kBlockTrailerBytes),
+                                    entries);
+    if (filling && filling->expected_fpr < chosen.expected_fpr) {
+      chosen = *filling;
+    }
+  }
+  return chosen;
+}
+
+// Never less than the block a rounding builder writes for `entries` entries:
+// the planned block plus the trailer, grown by at most 4/3 to the usable
+// size, then grown as the static build allows for (kStaticGrowthAllowance
+// steps of 1/64 and up to 3 buckets of at most 32 bytes each).
+uint64_t MaxRoundedBlockBytes(const cuckoo::FilterConfig& config,
+                              uint64_t entries) {
+  const uint64_t unrounded = MaxBlockBytes(config, entries);
+  if (entries == 0 || unrounded == kBlockHeaderBytes) return unrounded;
+  const cuckoo::TableGeometry planned = PlannedGeometry(config, entries);
+  const uint64_t requested =
+      TableBlockBytes(planned.layout, planned.num_buckets) + kBlockTrailerBytes;
+  uint64_t data = BlockDataBytes(requested * 4 / 3 + 1 - kBlockTrailerBytes);
+  for (int step = 0; step < cuckoo::kStaticGrowthAllowance; ++step) {
+    data += data / 64 + 3 * 32 + 1;
+  }
+  return std::max(unrounded,
+                  kBlockHeaderBytes + data + cuckoo::kTablePaddingBytes);
+}
+
 // Hashes of keys added since the last Finish, and the filter built from them.
 class CuckooFilterBitsBuilder : public FilterBitsBuilder {
  public:
   CuckooFilterBitsBuilder(
       const cuckoo::FilterConfig& config, bool verify_after_construction,
       ROCKSDB_NAMESPACE::Logger* info_log,
-      std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks)
+      std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks,
+      std::shared_ptr<std::atomic<int64_t>> rounding_balance)
       : config_(config),
         verify_after_construction_(verify_after_construction),
         info_log_(info_log),
-        fallbacks_(std::move(fallbacks)) {}
+        fallbacks_(std::move(fallbacks)),
+        rounding_balance_(std::move(rounding_balance)) {}
 
   // Keys come in comparator order, with the versions of one key one after
   // another: a key equal to the previous one is not added again.
@@ -101,7 +213,9 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
 
     EncodedBlock block;
     try {
-      block = EncodeTableBlock(hashes, config_);
+      block = rounding_balance_ != nullptr && !hashes.empty()
+                  ? EncodeRoundedBlock(hashes)
+                  : EncodeTableBlock(hashes, config_);
       if (verify_after_construction_) verify_hashes_.swap(hashes);
     } catch (const std::exception& e) {
       // Too many keys for one table (over 2^32 buckets) or out of memory: an
@@ -163,22 +277,51 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   // EstimateEntriesAdded() whenever a data block is cut, to estimate the file
   // size against target_file_size.
   size_t CalculateSpace(size_t num_entries) ROCKSDB_CUCKOO_SPACE_OVERRIDE {
-    return static_cast<size_t>(MaxBlockBytes(config_, num_entries));
+    return static_cast<size_t>(rounding_balance_ != nullptr
+                                   ? MaxRoundedBlockBytes(config_, num_entries)
+                                   : MaxBlockBytes(config_, num_entries));
   }
 
+  // With optimize_filters_for_memory, the rate of the most accurate table
+  // that fits the block, as Finish would choose it for that size.
   double EstimatedFpRate(size_t num_entries,
                          size_t bytes) ROCKSDB_CUCKOO_SPACE_OVERRIDE {
+    if (rounding_balance_ != nullptr) {
+      const std::optional<cuckoo::TableGeometry> geometry =
+          cuckoo::ChooseForTableBytes(BlockDataBytes(bytes), num_entries);
+      if (geometry) return geometry->expected_fpr;
+    }
     return BlockFalsePositiveRate(config_, num_entries, bytes);
   }
 
  private:
   void AddHash(uint64_t hash) { hashes_.push_back(hash); }
 
+  // optimize_filters_for_memory (above): the block at the rounded geometry,
+  // and the balance updated with the table actually built, which is larger
+  // in the rare build that has to grow.
+  EncodedBlock EncodeRoundedBlock(const std::deque<uint64_t>& hashes) {
+    double target_fpr = 0.0;
+    const cuckoo::TableGeometry geometry = ChooseRoundedGeometry(
+        config_, hashes.size(), rounding_balance_->load(), &target_fpr);
+    EncodedBlock block = EncodeTableBlockWithBuckets(hashes, geometry.layout,
+                                                     geometry.num_buckets);
+    const DecodedBlock built = DecodeBlock(
+        reinterpret_cast<const uint8_t*>(block.data.get()), block.size);
+    const double built_fpr =
+        cuckoo::GeometryOf(built.layout, built.num_buckets, hashes.size())
+            .expected_fpr;
+    rounding_balance_->fetch_add(BalanceUnits(built_fpr - target_fpr));
+    return block;
+  }
+
   const cuckoo::FilterConfig config_;
   const bool verify_after_construction_;
   // The DB's info log (outlives the builder), or null.
   ROCKSDB_NAMESPACE::Logger* const info_log_;
   const std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks_;
+  // The policy's FPR balance with optimize_filters_for_memory, else null.
+  const std::shared_ptr<std::atomic<int64_t>> rounding_balance_;
   // A deque grows without copying, so its peak is the hashes themselves.
   std::deque<uint64_t> hashes_;
   // The last key and alt seen, for de-duplication.
@@ -355,7 +498,9 @@ FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
     return new CuckooFilterBitsBuilder(
         cuckoo::ChooseForBitsPerKey(bits_per_key),
         context.table_options.detect_filter_construct_corruption, info_log,
-        fallbacks_);
+        fallbacks_,
+        context.table_options.optimize_filters_for_memory ? rounding_balance_
+                                                          : nullptr);
   } catch (const std::exception& e) {
     if (info_log != nullptr) {
       ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,

@@ -87,6 +87,12 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
   CuckooFilterPolicyOptions options_;
   std::shared_ptr<FallbackCounters> fallbacks_ =
       std::make_shared<FallbackCounters>();
+  // With optimize_filters_for_memory: the sum over this policy's filters of
+  // their expected false-positive rate minus their target, in units of
+  // 2^-32, which the builders keep near zero while they round filter sizes
+  // to the allocator's (see the builder).
+  std::shared_ptr<std::atomic<int64_t>> rounding_balance_ =
+      std::make_shared<std::atomic<int64_t>>(0);
 };
 
 // Checks a bits-per-key value; empty when valid, otherwise the message.

@@ -12,10 +12,12 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${1:-$repo_root/build}
 
 # The compression libraries and Ninja are for RocksDB's own builds from
-# source (scripts/build-rocksdb.sh).
+# source (scripts/build-rocksdb.sh); jemalloc is the allocator the filter
+# memory tests and benchmarks preload besides glibc's.
 required_packages=(make pkgconf librocksdb-dev rocksdb-tools libxxhash-dev libgtest-dev
   libbenchmark-dev libgflags-dev cmake g++ clang libclang-rt-14-dev gnuplot-nox
-  python3 ninja-build libsnappy-dev liblz4-dev libzstd-dev zlib1g-dev libbz2-dev)
+  python3 ninja-build libsnappy-dev liblz4-dev libzstd-dev zlib1g-dev libbz2-dev
+  libjemalloc2)
 
 missing=()
 for pkg in "${required_packages[@]}"; do

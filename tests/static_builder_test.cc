@@ -181,6 +181,75 @@ TEST(SizingTest, BudgetChoiceIsTheBestLayoutWithinTheBudget) {
   EXPECT_EQ(ChooseForBitsPerKey(16).layout.fingerprint_bits, 16);
 }
 
+// A filter sized to a number of bytes: the table fits them, its load is one
+// the build sustains, no layout that fits does better, and nothing is
+// offered when nothing fits.
+TEST(SizingTest, ByteBudgetChoiceIsTheBestTableThatFits) {
+  for (uint64_t entries : {1u, 7u, 1000u, 123457u}) {
+    for (double bits_per_key : {4.5, 8.0, 10.0, 10.7, 16.0, 40.0}) {
+      const uint64_t data_bytes =
+          static_cast<uint64_t>(entries * bits_per_key / 8);
+      const std::optional<TableGeometry> chosen =
+          ChooseForTableBytes(data_bytes, entries);
+      SCOPED_TRACE(std::to_string(entries) + " entries in " +
+                   std::to_string(data_bytes) + " bytes");
+      if (!chosen) {
+        // Only a budget below the smallest table has none: two 4-slot
+        // semi-sorted buckets of 4-bit fingerprints (3 bytes), at most 95%
+        // full (3 bits per slot).
+        EXPECT_TRUE(data_bytes < 3 || data_bytes * 8.0 / entries < 3 / 0.95);
+        continue;
+      }
+      EXPECT_LE(TableDataBytes(chosen->layout, chosen->num_buckets),
+                data_bytes);
+      EXPECT_EQ(chosen->num_buckets % 2, 0u);
+      EXPECT_LE(chosen->load_factor, MaxLoadFactor(chosen->layout.bucket_size,
+                                                   Construction::kStatic));
+      EXPECT_DOUBLE_EQ(
+          chosen->expected_fpr,
+          ExpectedFalsePositiveRate(chosen->layout, chosen->load_factor));
+      // Two more buckets of its layout would not fit.
+      EXPECT_GT(TableDataBytes(chosen->layout, chosen->num_buckets + 2),
+                data_bytes);
+      // The budget's own layout, with as many buckets as fit, is no better.
+      const FilterConfig config = ChooseForBitsPerKey(bits_per_key);
+      const uint64_t buckets =
+          (data_bytes * 8 / config.layout.BitsPerBucket()) & ~uint64_t{1};
+      if (buckets >= 2) {
+        const TableGeometry same_layout =
+            GeometryOf(config.layout, static_cast<uint32_t>(buckets), entries);
+        if (same_layout.load_factor <=
+            MaxLoadFactor(config.layout.bucket_size, Construction::kStatic)) {
+          EXPECT_LE(chosen->expected_fpr, same_layout.expected_fpr);
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(ChooseForTableBytes(1000, 0));
+  EXPECT_FALSE(ChooseForTableBytes(0, 10));
+  EXPECT_FALSE(ChooseForTableBytes(100, 1000));
+}
+
+// A table built at a caller's bucket count has that count, holds every key,
+// and an invalid count is refused.
+TEST(StaticBuilderTest, BuildsAtTheGivenBucketCount) {
+  HashStream stream(77);
+  const std::vector<uint64_t> keys = stream.Take(20000);
+  const BucketLayout layout{4, 10, true};
+  for (uint32_t buckets : {5400u, 5800u, 9000u}) {
+    StaticBuildStats stats;
+    const BucketTable table =
+        BuildStaticTableWithBuckets(keys, layout, buckets, &stats);
+    EXPECT_EQ(table.num_buckets(), buckets);
+    EXPECT_EQ(stats.attempts, 1u);
+    for (uint64_t key : keys) ASSERT_TRUE(TableContains(table, key));
+  }
+  EXPECT_THROW(BuildStaticTableWithBuckets(keys, layout, 5401),
+               std::invalid_argument);
+  EXPECT_THROW(BuildStaticTableWithBuckets(keys, layout, 0),
+               std::invalid_argument);
+}
+
 TEST(SizingTest, FalsePositiveTargetChoiceIsTheSmallestThatReachesIt) {
   for (double target : {0.05, 0.01, 0.001, 1e-4, 1e-6}) {
     const FilterConfig config = ChooseForFalsePositiveRate(target);

@@ -19,6 +19,11 @@
 // alpha_max(b). Both choices search all layouts (b = 2, 4, 8, semi-sorted or
 // not, f = 4..32) with the formula above.
 //
+// For a fixed number of bytes (a filter sized to what the allocator really
+// gives) the same trade-off applies with the bucket count fixed by the bytes:
+// each layout gets as many buckets as fit, and the one with the lowest FPR at
+// the load that follows wins, among those whose load the build sustains.
+//
 // alpha_max (Fan et al. report 84%, 95%, 98% for random-walk insertion with
 // b = 2, 4, 8); the static build's search reaches these reliably, and the
 // dynamic filter keeps a margin so that a filter sized for n keys takes all n.
@@ -26,6 +31,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -138,6 +144,47 @@ inline FilterConfig ChooseForBitsPerKey(
     best = internal::MakeConfig(BucketLayout{4, kMinFingerprintBits, true},
                                 MaxLoadFactor(4, construction));
   }
+  return best;
+}
+
+// A table's shape for a known number of entries: its layout and bucket
+// count, and the load and expected FPR that follow.
+struct TableGeometry {
+  BucketLayout layout;
+  uint32_t num_buckets = 0;
+  double load_factor = 0.0;
+  double expected_fpr = 1.0;
+};
+
+// The geometry of `num_buckets` buckets of `layout` holding `entries`.
+inline TableGeometry GeometryOf(const BucketLayout& layout,
+                                uint32_t num_buckets, uint64_t entries) {
+  const double load = static_cast<double>(entries) /
+                      (static_cast<double>(num_buckets) * layout.bucket_size);
+  return TableGeometry{layout, num_buckets, load,
+                       ExpectedFalsePositiveRate(layout, load)};
+}
+
+// The table with the lowest expected FPR for `entries` (> 0) entries whose
+// data takes at most `data_bytes` bytes (TableDataBytes): every layout with
+// as many buckets as fit (an even count), at a load the construction
+// sustains. Nothing when no layout fits.
+inline std::optional<TableGeometry> ChooseForTableBytes(
+    uint64_t data_bytes, uint64_t entries,
+    Construction construction = Construction::kStatic) {
+  std::optional<TableGeometry> best;
+  if (entries == 0) return best;
+  internal::ForEachLayout([&](const BucketLayout& layout) {
+    uint64_t buckets = data_bytes * 8 / layout.BitsPerBucket();
+    if (buckets > kMaxNumBuckets) buckets = kMaxNumBuckets;
+    buckets &= ~uint64_t{1};
+    if (buckets < 2) return;
+    const TableGeometry geometry =
+        GeometryOf(layout, static_cast<uint32_t>(buckets), entries);
+    if (geometry.load_factor > MaxLoadFactor(layout.bucket_size, construction))
+      return;
+    if (!best || geometry.expected_fpr < best->expected_fpr) best = geometry;
+  });
   return best;
 }
 

@@ -391,29 +391,19 @@ inline uint64_t MaxStaticTableBuckets(uint64_t keys, int bucket_size,
   return buckets;
 }
 
-// Builds a table for `hashes` (any order, repeats allowed) at `target_load`
-// (0 < target_load <= 1), growing it until every key is placed, and shrinking
-// it once if shared entries left it more than 3% emptier than planned.
+namespace static_build_internal {
+
+// Places `hashes` starting at num_buckets buckets, growing the table until
+// every key is placed. With resize_load > 0, shrinks it once to that load if
+// shared entries left it more than 3% emptier than planned.
 template <typename Hashes>
-BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
-                             double target_load,
-                             StaticBuildStats* stats = nullptr) {
+BucketTable BuildGrowing(const Hashes& hashes, const BucketLayout& layout,
+                         uint32_t num_buckets, double resize_load,
+                         StaticBuildStats& s) {
   constexpr double kResizeBelow = 0.97;
-  StaticBuildStats local_stats;
-  StaticBuildStats& s = stats != nullptr ? *stats : local_stats;
   s = StaticBuildStats{};
   s.input_hashes = hashes.size();
-  std::string problem = layout.Validate();
-  if (!problem.empty())
-    throw std::invalid_argument("cuckoo filter: " + problem);
-  if (!(target_load > 0.0 && target_load <= 1.0)) {
-    throw std::invalid_argument("cuckoo filter: target load " +
-                                std::to_string(target_load) +
-                                " is outside (0, 1]");
-  }
-  uint32_t num_buckets =
-      BucketsForLoad(hashes.size(), layout.bucket_size, target_load);
-  bool resized = false;
+  bool resized = resize_load <= 0.0;
   for (;;) {
     ++s.attempts;
     StaticBuildStats placement;
@@ -426,13 +416,14 @@ BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
     }
     const uint64_t stored =
         placement.placed_greedily + placement.placed_by_search;
-    const uint32_t fitting =
-        BucketsForLoad(stored, layout.bucket_size, target_load);
-    if (!resized && stored < kResizeBelow * hashes.size() &&
-        fitting < num_buckets) {
+    if (!resized && stored < kResizeBelow * hashes.size()) {
+      const uint32_t fitting =
+          BucketsForLoad(stored, layout.bucket_size, resize_load);
       resized = true;
-      num_buckets = fitting;
-      continue;
+      if (fitting < num_buckets) {
+        num_buckets = fitting;
+        continue;
+      }
     }
     s.stored_entries = stored;
     s.shared_entries = placement.shared_entries;
@@ -443,6 +434,47 @@ BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
                     (static_cast<double>(num_buckets) * layout.bucket_size);
     return std::move(*table);
   }
+}
+
+}  // namespace static_build_internal
+
+// Builds a table for `hashes` (any order, repeats allowed) at `target_load`
+// (0 < target_load <= 1), growing it until every key is placed, and shrinking
+// it once if shared entries left it more than 3% emptier than planned.
+template <typename Hashes>
+BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
+                             double target_load,
+                             StaticBuildStats* stats = nullptr) {
+  StaticBuildStats local_stats;
+  std::string problem = layout.Validate();
+  if (!problem.empty())
+    throw std::invalid_argument("cuckoo filter: " + problem);
+  if (!(target_load > 0.0 && target_load <= 1.0)) {
+    throw std::invalid_argument("cuckoo filter: target load " +
+                                std::to_string(target_load) +
+                                " is outside (0, 1]");
+  }
+  return static_build_internal::BuildGrowing(
+      hashes, layout,
+      BucketsForLoad(hashes.size(), layout.bucket_size, target_load),
+      target_load, stats != nullptr ? *stats : local_stats);
+}
+
+// Builds a table of `num_buckets` buckets (an even count >= 2) for `hashes`,
+// a size chosen by the caller (ChooseForTableBytes), growing it only if some
+// key cannot be placed; it never shrinks.
+template <typename Hashes>
+BucketTable BuildStaticTableWithBuckets(const Hashes& hashes,
+                                        const BucketLayout& layout,
+                                        uint32_t num_buckets,
+                                        StaticBuildStats* stats = nullptr) {
+  StaticBuildStats local_stats;
+  std::string problem = ValidateTableGeometry(layout, num_buckets);
+  if (!problem.empty())
+    throw std::invalid_argument("cuckoo filter: " + problem);
+  return static_build_internal::BuildGrowing(
+      hashes, layout, num_buckets, 0.0,
+      stats != nullptr ? *stats : local_stats);
 }
 
 }  // namespace cuckoo

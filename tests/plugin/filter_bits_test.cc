@@ -32,6 +32,8 @@ class FilterBitsTest : public ::testing::Test {
       double bits_per_key, bool detect_corruption = false) {
     policy_ = std::make_unique<CuckooFilterPolicy>(bits_per_key);
     table_options_.detect_filter_construct_corruption = detect_corruption;
+    // Planned sizes on every version (filter_memory_test.cc tests rounding).
+    table_options_.optimize_filters_for_memory = false;
     rdb::FilterBuildingContext context(table_options_);
     return std::unique_ptr<rdb::FilterBitsBuilder>(
         policy_->GetBuilderWithContext(context));
