@@ -148,12 +148,14 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
       const cuckoo::FilterConfig& config, bool verify_after_construction,
       ROCKSDB_NAMESPACE::Logger* info_log,
       std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks,
-      std::shared_ptr<std::atomic<int64_t>> rounding_balance)
+      std::shared_ptr<std::atomic<int64_t>> rounding_balance,
+      BuildFaultHook fault_hook)
       : config_(config),
         verify_after_construction_(verify_after_construction),
         info_log_(info_log),
         fallbacks_(std::move(fallbacks)),
-        rounding_balance_(std::move(rounding_balance)) {}
+        rounding_balance_(std::move(rounding_balance)),
+        fault_hook_(std::move(fault_hook)) {}
 
   // Keys come in comparator order, with the versions of one key one after
   // another: a key equal to the previous one is not added again.
@@ -204,19 +206,43 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     return Finish(buf, nullptr);
   }
 
+  // With detect_filter_construct_corruption, the key hashes are checked
+  // against the checksum taken as they arrived once the build has read them
+  // for the last time, as RocksDB's own builders do: a hash altered before
+  // or during the build (a bit flipped in memory) would have built a filter
+  // that misses its key and still passes MaybePostVerify, which probes the
+  // same altered hash. A mismatch returns Corruption, which fails the flush
+  // or compaction, with an always-match block.
   Slice Finish(std::unique_ptr<const char[]>* buf, Status* status) override {
     std::deque<uint64_t> hashes;
     hashes.swap(hashes_);
+    const uint64_t arrived_checksum = hashes_checksum_;
+    hashes_checksum_ = 0;
     has_last_key_ = false;
     has_last_alt_ = false;
     verify_hashes_.clear();
+    if (status != nullptr) *status = Status::OK();
 
     EncodedBlock block;
     try {
+      if (fault_hook_) fault_hook_(BuildStage::kBeforeBuild, &hashes);
       block = rounding_balance_ != nullptr && !hashes.empty()
                   ? EncodeRoundedBlock(hashes)
                   : EncodeTableBlock(hashes, config_);
-      if (verify_after_construction_) verify_hashes_.swap(hashes);
+      if (fault_hook_) fault_hook_(BuildStage::kAfterBuild, &hashes);
+      if (verify_after_construction_) {
+        uint64_t checksum = 0;
+        for (uint64_t hash : hashes) checksum ^= hash;
+        if (checksum != arrived_checksum) {
+          if (status != nullptr) {
+            *status = Status::Corruption(
+                "cuckoofilter: the key hashes changed while the filter was "
+                "built (checksum mismatch)");
+          }
+          return FinishAlwaysMatch(buf);
+        }
+        verify_hashes_.swap(hashes);
+      }
     } catch (const std::exception& e) {
       // Too many keys for one table (over 2^32 buckets) or out of memory: an
       // always-match filter keeps every read correct.
@@ -228,12 +254,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
                                "keys (%s); writing an always-match filter",
                                hashes.size(), e.what());
       }
-      const std::vector<uint8_t> always = EncodeAlwaysMatchBlock();
-      block.size = always.size();
-      block.data.reset(new char[block.size]);
-      std::memcpy(block.data.get(), always.data(), block.size);
+      return FinishAlwaysMatch(buf);
     }
-    if (status != nullptr) *status = Status::OK();
     buf->reset(block.data.release());
     return Slice(buf->get(), block.size);
   }
@@ -295,7 +317,19 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   }
 
  private:
-  void AddHash(uint64_t hash) { hashes_.push_back(hash); }
+  void AddHash(uint64_t hash) {
+    hashes_.push_back(hash);
+    if (verify_after_construction_) hashes_checksum_ ^= hash;
+  }
+
+  // An always-match block: every read stays correct without this filter.
+  static Slice FinishAlwaysMatch(std::unique_ptr<const char[]>* buf) {
+    const std::vector<uint8_t> always = EncodeAlwaysMatchBlock();
+    char* data = new char[always.size()];
+    std::memcpy(data, always.data(), always.size());
+    buf->reset(data);
+    return Slice(data, always.size());
+  }
 
   // optimize_filters_for_memory (above): the block at the rounded geometry,
   // and the balance updated with the table actually built, which is larger
@@ -322,6 +356,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   const std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks_;
   // The policy's FPR balance with optimize_filters_for_memory, else null.
   const std::shared_ptr<std::atomic<int64_t>> rounding_balance_;
+  const BuildFaultHook fault_hook_;
   // A deque grows without copying, so its peak is the hashes themselves.
   std::deque<uint64_t> hashes_;
   // The last key and alt seen, for de-duplication.
@@ -329,6 +364,9 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   bool has_last_key_ = false;
   uint64_t last_alt_hash_ = 0;
   bool has_last_alt_ = false;
+  // With detect_filter_construct_corruption: the XOR of hashes_, taken as
+  // they arrive, and the hashes of the last Finish, for MaybePostVerify.
+  uint64_t hashes_checksum_ = 0;
   std::deque<uint64_t> verify_hashes_;
 };
 
@@ -500,7 +538,8 @@ FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
         context.table_options.detect_filter_construct_corruption, info_log,
         fallbacks_,
         context.table_options.optimize_filters_for_memory ? rounding_balance_
-                                                          : nullptr);
+                                                          : nullptr,
+        fault_hook_);
   } catch (const std::exception& e) {
     if (info_log != nullptr) {
       ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -36,6 +38,13 @@ struct FallbackCounts {
   // memory, or more keys than one table holds).
   uint64_t unbuilt_filters = 0;
 };
+
+// Where a builder's Finish calls a BuildFaultHook: with the key hashes it
+// holds, before the table is built from them, and after the build's last read
+// of them, before detect_filter_construct_corruption checks them again.
+enum class BuildStage { kBeforeBuild, kAfterBuild };
+using BuildFaultHook =
+    std::function<void(BuildStage stage, std::deque<uint64_t>* key_hashes)>;
 
 inline constexpr double kMinBitsPerKey = 4.0;
 inline constexpr double kMaxBitsPerKey = 64.0;
@@ -75,6 +84,13 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
   // logger); each unbuilt filter is logged to the DB's info log.
   FallbackCounts fallback_counts() const;
 
+  // Fault injection, for tests: the builders this policy creates from now on
+  // call `hook` at each BuildStage, where it may alter the held hashes as a
+  // memory or CPU fault would.
+  void SetBuildFaultHookForTesting(BuildFaultHook hook) {
+    fault_hook_ = std::move(hook);
+  }
+
   // Shared with the builders, which may outlive a policy replaced by
   // SetOptions.
   struct FallbackCounters {
@@ -93,6 +109,7 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
   // to the allocator's (see the builder).
   std::shared_ptr<std::atomic<int64_t>> rounding_balance_ =
       std::make_shared<std::atomic<int64_t>>(0);
+  BuildFaultHook fault_hook_;
 };
 
 // Checks a bits-per-key value; empty when valid, otherwise the message.

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,12 @@ class FilterBitsTest : public ::testing::Test {
   std::unique_ptr<rdb::FilterBitsBuilder> NewBuilder(
       double bits_per_key, bool detect_corruption = false) {
     policy_ = std::make_unique<CuckooFilterPolicy>(bits_per_key);
+    return NewBuilderOfPolicy(detect_corruption);
+  }
+
+  // A builder of the current policy_.
+  std::unique_ptr<rdb::FilterBitsBuilder> NewBuilderOfPolicy(
+      bool detect_corruption) {
     table_options_.detect_filter_construct_corruption = detect_corruption;
     // Planned sizes on every version (filter_memory_test.cc tests rounding).
     table_options_.optimize_filters_for_memory = false;
@@ -177,6 +184,65 @@ TEST_F(FilterBitsTest, PostVerificationCatchesACorruptedFilter) {
   std::unique_ptr<const char[]> buf2;
   unverified->Finish(&buf2);
   EXPECT_TRUE(unverified->MaybePostVerify(damaged).ok());
+}
+
+// detect_filter_construct_corruption checks the held key hashes against the
+// checksum taken as they arrived, after the build's last read of them: a bit
+// flipped before the build, or after it read them, fails Finish with
+// Corruption and an always-match block. Without the option nothing is
+// checked (the filter is built from what the hashes say).
+TEST_F(FilterBitsTest, ChecksumCatchesAHashChangedDuringTheBuild) {
+  for (BuildStage flip_at :
+       {BuildStage::kBeforeBuild, BuildStage::kAfterBuild}) {
+    for (bool detect : {true, false}) {
+      SCOPED_TRACE(std::string(flip_at == BuildStage::kBeforeBuild
+                                   ? "before the build"
+                                   : "after the build") +
+                   (detect ? ", detecting" : ", not detecting"));
+      policy_ = std::make_unique<CuckooFilterPolicy>(10);
+      int calls = 0;
+      bool armed = true;
+      policy_->SetBuildFaultHookForTesting(
+          [&](BuildStage stage, std::deque<uint64_t>* hashes) {
+            ++calls;
+            if (armed && stage == flip_at) {
+              (*hashes)[hashes->size() / 2] ^= 1u << 7;
+            }
+          });
+      auto builder = NewBuilderOfPolicy(detect);
+      for (int i = 0; i < 5000; ++i) builder->AddKey(Key(i));
+      std::unique_ptr<const char[]> buf;
+      rdb::Status status;
+      const rdb::Slice block = builder->Finish(&buf, &status);
+      EXPECT_EQ(calls, 2);
+      const DecodedBlock decoded = DecodeBlock(
+          reinterpret_cast<const uint8_t*>(block.data()), block.size());
+      if (detect) {
+        EXPECT_TRUE(status.IsCorruption()) << status.ToString();
+        EXPECT_FALSE(decoded.has_table) << "not an always-match block";
+      } else {
+        EXPECT_TRUE(status.ok()) << status.ToString();
+        EXPECT_TRUE(decoded.has_table) << decoded.reason;
+      }
+      // The builder is reset either way: its next filter is whole.
+      armed = false;
+      for (int i = 0; i < 100; ++i) builder->AddKey(Key(i));
+      std::unique_ptr<const char[]> buf2;
+      rdb::Status next_status;
+      builder->Finish(&buf2, &next_status);
+      EXPECT_TRUE(next_status.ok()) << next_status.ToString();
+    }
+  }
+  // Nothing altered: the checksum agrees, across partitions of one builder.
+  auto builder = NewBuilder(10, /*detect_corruption=*/true);
+  for (int partition = 0; partition < 3; ++partition) {
+    for (int i = 0; i < 1000; ++i) builder->AddKey(Key(partition * 1000 + i));
+    std::unique_ptr<const char[]> buf;
+    rdb::Status status;
+    const rdb::Slice block = builder->Finish(&buf, &status);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    EXPECT_TRUE(builder->MaybePostVerify(block).ok());
+  }
 }
 
 TEST_F(FilterBitsTest, ApproximateNumEntriesIsMonotoneAndConsistent) {
