@@ -21,6 +21,7 @@
 #define ROCKSDB_CUCKOO_HAS_MALLOC_USABLE_SIZE 1
 #endif
 
+#include "cache/cache_reservation_manager.h"
 #include "cuckoo/hashing.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo_filter_block.h"
@@ -31,6 +32,9 @@
 
 namespace rocksdb_cuckoo {
 
+using ROCKSDB_NAMESPACE::CacheEntryRole;
+using ROCKSDB_NAMESPACE::CacheReservationManager;
+using ROCKSDB_NAMESPACE::CacheReservationManagerImpl;
 using ROCKSDB_NAMESPACE::FilterBitsBuilder;
 using ROCKSDB_NAMESPACE::FilterBitsReader;
 using ROCKSDB_NAMESPACE::Slice;
@@ -141,6 +145,52 @@ uint64_t MaxRoundedBlockBytes(const cuckoo::FilterConfig& config,
                   kBlockHeaderBytes + data + cuckoo::kTablePaddingBytes);
 }
 
+// Charging construction memory to the block cache
+// -----------------------------------------------
+// With a block cache and CacheEntryRole::kFilterConstruction charged
+// (BlockBasedTableOptions::cache_usage_options), a builder reserves what it
+// holds in the cache, in the 256 KiB dummy entries of RocksDB's
+// CacheReservationManager, as RocksDB's own builders do:
+//   - the key hashes: one entry per 32768 hashes, reserved when the count
+//     reaches the middle of each such run, released when the build no longer
+//     needs them (after MaybePostVerify with
+//     detect_filter_construct_corruption);
+//   - in Finish, before the table is built, the build's working memory
+//     (cuckoo::StaticBuildWorkingBytes) and the block, released when the
+//     build ends;
+//   - the finished block, held until the builder is destroyed (a partitioned
+//     filter's blocks wait in RocksDB until the file is written).
+// The hashes' and the finished block's reservations are best effort, as in
+// RocksDB: a full cache does not stop them. A cache with a strict capacity
+// that cannot take the build's working memory gets an always-match block
+// instead of a table: nothing more is allocated, the flush or compaction
+// goes on, and every read stays correct, without this filter. The policy
+// counts it among its unbuilt filters and logs the first one.
+using FilterConstructionReservations =
+    CacheReservationManagerImpl<CacheEntryRole::kFilterConstruction>;
+using ReservationHandle =
+    std::unique_ptr<CacheReservationManager::CacheReservationHandle>;
+constexpr size_t kHashesPerReservation =
+    FilterConstructionReservations::GetDummyEntrySize() / sizeof(uint64_t);
+
+// The reservation manager for a builder, or null when the options charge
+// nothing.
+std::shared_ptr<CacheReservationManager> NewConstructionReservations(
+    const ROCKSDB_NAMESPACE::BlockBasedTableOptions& table_options) {
+  using Decision = ROCKSDB_NAMESPACE::CacheEntryRoleOptions::Decision;
+  const auto& usage = table_options.cache_usage_options;
+  const auto overridden =
+      usage.options_overrides.find(CacheEntryRole::kFilterConstruction);
+  const Decision charged = overridden != usage.options_overrides.end()
+                               ? overridden->second.charged
+                               : usage.options.charged;
+  if (table_options.block_cache == nullptr || charged != Decision::kEnabled) {
+    return nullptr;
+  }
+  return std::make_shared<FilterConstructionReservations>(
+      table_options.block_cache);
+}
+
 // Hashes of keys added since the last Finish, and the filter built from them.
 class CuckooFilterBitsBuilder : public FilterBitsBuilder {
  public:
@@ -149,13 +199,22 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
       ROCKSDB_NAMESPACE::Logger* info_log,
       std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks,
       std::shared_ptr<std::atomic<int64_t>> rounding_balance,
+      std::shared_ptr<CacheReservationManager> reservations,
       BuildFaultHook fault_hook)
       : config_(config),
         verify_after_construction_(verify_after_construction),
         info_log_(info_log),
         fallbacks_(std::move(fallbacks)),
         rounding_balance_(std::move(rounding_balance)),
+        reservations_(std::move(reservations)),
         fault_hook_(std::move(fault_hook)) {}
+
+  // The reservations must go before the manager they belong to.
+  ~CuckooFilterBitsBuilder() override {
+    hash_reservations_.clear();
+    verify_reservations_.clear();
+    block_reservations_.clear();
+  }
 
   // Keys come in comparator order, with the versions of one key one after
   // another: a key equal to the previous one is not added again.
@@ -216,19 +275,29 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   Slice Finish(std::unique_ptr<const char[]>* buf, Status* status) override {
     std::deque<uint64_t> hashes;
     hashes.swap(hashes_);
+    std::deque<ReservationHandle> hash_reservations;
+    hash_reservations.swap(hash_reservations_);
     const uint64_t arrived_checksum = hashes_checksum_;
     hashes_checksum_ = 0;
     has_last_key_ = false;
     has_last_alt_ = false;
     verify_hashes_.clear();
+    verify_reservations_.clear();
     if (status != nullptr) *status = Status::OK();
 
     EncodedBlock block;
     try {
       if (fault_hook_) fault_hook_(BuildStage::kBeforeBuild, &hashes);
-      block = rounding_balance_ != nullptr && !hashes.empty()
-                  ? EncodeRoundedBlock(hashes)
-                  : EncodeTableBlock(hashes, config_);
+      const bool rounded = rounding_balance_ != nullptr && !hashes.empty();
+      const cuckoo::TableGeometry geometry =
+          rounded ? ChooseRounded(hashes.size())
+                  : PlannedGeometry(config_, hashes.size());
+      ReservationHandle working;
+      if (!ReserveWorkingMemory(geometry, hashes.size(), &working)) {
+        return FinishAlwaysMatch(buf);
+      }
+      block = rounded ? EncodeRoundedBlock(hashes, geometry)
+                      : EncodeTableBlock(hashes, config_);
       if (fault_hook_) fault_hook_(BuildStage::kAfterBuild, &hashes);
       if (verify_after_construction_) {
         uint64_t checksum = 0;
@@ -242,7 +311,9 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
           return FinishAlwaysMatch(buf);
         }
         verify_hashes_.swap(hashes);
+        verify_reservations_.swap(hash_reservations);
       }
+      ReserveFinishedBlock(block.size);
     } catch (const std::exception& e) {
       // Too many keys for one table (over 2^32 buckets) or out of memory: an
       // always-match filter keeps every read correct.
@@ -266,6 +337,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     if (verify_hashes_.empty()) return Status::OK();
     std::deque<uint64_t> hashes;
     hashes.swap(verify_hashes_);
+    std::deque<ReservationHandle> reservations;
+    reservations.swap(verify_reservations_);
     const DecodedBlock block =
         DecodeBlock(reinterpret_cast<const uint8_t*>(filter_content.data()),
                     filter_content.size());
@@ -320,6 +393,50 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   void AddHash(uint64_t hash) {
     hashes_.push_back(hash);
     if (verify_after_construction_) hashes_checksum_ ^= hash;
+    if (reservations_ != nullptr &&
+        hashes_.size() % kHashesPerReservation == kHashesPerReservation / 2) {
+      hash_reservations_.emplace_back();
+      reservations_
+          ->MakeCacheReservation(
+              FilterConstructionReservations::GetDummyEntrySize(),
+              &hash_reservations_.back())
+          .PermitUncheckedError();
+    }
+  }
+
+  // Reserves the build's working memory and its block; false when the cache
+  // refuses it (strict capacity), which the policy counts and logs once.
+  bool ReserveWorkingMemory(const cuckoo::TableGeometry& geometry,
+                            uint64_t entries, ReservationHandle* handle) {
+    if (reservations_ == nullptr) return true;
+    const uint64_t bytes =
+        cuckoo::StaticBuildWorkingBytes(geometry.layout, geometry.num_buckets,
+                                        entries) +
+        TableBlockBytes(geometry.layout, geometry.num_buckets);
+    const Status reserved =
+        reservations_->MakeCacheReservation(static_cast<size_t>(bytes), handle);
+    if (reserved.ok()) return true;
+    fallbacks_->unbuilt_filters.fetch_add(1, std::memory_order_relaxed);
+    if (info_log_ != nullptr &&
+        !fallbacks_->reported_uncharged_build.exchange(true)) {
+      ROCKSDB_NAMESPACE::Log(
+          ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, info_log_,
+          "[cuckoofilter] the block cache cannot take the %llu bytes of "
+          "building a filter for %llu keys (%s): writing an always-match "
+          "filter; later ones are only counted",
+          static_cast<unsigned long long>(bytes),
+          static_cast<unsigned long long>(entries),
+          reserved.ToString().c_str());
+    }
+    return false;
+  }
+
+  // The finished block, charged until the builder is destroyed.
+  void ReserveFinishedBlock(size_t bytes) {
+    if (reservations_ == nullptr) return;
+    block_reservations_.emplace_back();
+    reservations_->MakeCacheReservation(bytes, &block_reservations_.back())
+        .PermitUncheckedError();
   }
 
   // An always-match block: every read stays correct without this filter.
@@ -334,10 +451,13 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   // optimize_filters_for_memory (above): the block at the rounded geometry,
   // and the balance updated with the table actually built, which is larger
   // in the rare build that has to grow.
-  EncodedBlock EncodeRoundedBlock(const std::deque<uint64_t>& hashes) {
-    double target_fpr = 0.0;
-    const cuckoo::TableGeometry geometry = ChooseRoundedGeometry(
-        config_, hashes.size(), rounding_balance_->load(), &target_fpr);
+  cuckoo::TableGeometry ChooseRounded(uint64_t entries) {
+    return ChooseRoundedGeometry(config_, entries, rounding_balance_->load(),
+                                 &rounded_target_fpr_);
+  }
+  EncodedBlock EncodeRoundedBlock(const std::deque<uint64_t>& hashes,
+                                  const cuckoo::TableGeometry& geometry) {
+    const double target_fpr = rounded_target_fpr_;
     EncodedBlock block = EncodeTableBlockWithBuckets(hashes, geometry.layout,
                                                      geometry.num_buckets);
     const DecodedBlock built = DecodeBlock(
@@ -356,6 +476,13 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   const std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks_;
   // The policy's FPR balance with optimize_filters_for_memory, else null.
   const std::shared_ptr<std::atomic<int64_t>> rounding_balance_;
+  // The target FPR of the filter ChooseRounded last chose for.
+  double rounded_target_fpr_ = 0.0;
+  // Charging to the block cache (above), or null.
+  const std::shared_ptr<CacheReservationManager> reservations_;
+  std::deque<ReservationHandle> hash_reservations_;
+  std::deque<ReservationHandle> verify_reservations_;
+  std::vector<ReservationHandle> block_reservations_;
   const BuildFaultHook fault_hook_;
   // A deque grows without copying, so its peak is the hashes themselves.
   std::deque<uint64_t> hashes_;
@@ -539,7 +666,7 @@ FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
         fallbacks_,
         context.table_options.optimize_filters_for_memory ? rounding_balance_
                                                           : nullptr,
-        fault_hook_);
+        NewConstructionReservations(context.table_options), fault_hook_);
   } catch (const std::exception& e) {
     if (info_log != nullptr) {
       ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,

@@ -35,7 +35,8 @@ struct FallbackCounts {
   // a damaged header) or over always-match blocks.
   uint64_t always_match_readers = 0;
   // Always-match blocks written because no table could be built (out of
-  // memory, or more keys than one table holds).
+  // memory, more keys than one table holds, or a block cache with a strict
+  // capacity that could not take the build's memory).
   uint64_t unbuilt_filters = 0;
 };
 
@@ -97,6 +98,7 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
     std::atomic<uint64_t> always_match_readers{0};
     std::atomic<uint64_t> unbuilt_filters{0};
     std::atomic<bool> reported_reader{false};
+    std::atomic<bool> reported_uncharged_build{false};
   };
 
  private:

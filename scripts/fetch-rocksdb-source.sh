@@ -204,7 +204,10 @@ fi
 # One extraction per tarball content.
 key=$(sha256sum "$tarball" | cut -c1-16)
 root="$dest/$key"
-marker="$root/.extracted${full:+-full}"
+# The partial extraction's marker names what it holds, so that a tree
+# extracted before the cache headers were needed is completed.
+marker="$root/.extracted-${full:+full}"
+[ -n "$full" ] || marker="$root/.extracted-with-cache"
 if [ ! -f "$marker" ]; then
   log "extracting $(basename "$tarball")"
   # tar ends on SIGPIPE once head has its line.
@@ -213,11 +216,15 @@ if [ ! -f "$marker" ]; then
   [ -n "$top" ] || die "$tarball is not a tar.gz archive"
   members=()
   if [ -z "$full" ]; then
-    members=("$top/include" "$top/table/block_based/filter_policy_internal.h")
+    # The public headers, the filter interfaces, and the block cache's
+    # reservation manager with the headers it includes (the builder charges
+    # its memory through it, as RocksDB's own builders do).
+    members=("$top/include" "$top/table/block_based/filter_policy_internal.h"
+      "$top/table/unique_id_impl.h" "$top/cache" "$top/util" "$top/port")
   fi
   mkdir -p "$root"
   tar -xzf "$tarball" -C "$root" "${members[@]}" ||
-    die "$tarball holds no RocksDB source tree (include/, table/block_based/filter_policy_internal.h)"
+    die "$tarball holds no RocksDB source tree (include/, table/block_based/filter_policy_internal.h, cache/, util/, port/)"
   ln -sfn "$top" "$root/tree"
   touch "$marker"
 fi

@@ -349,6 +349,22 @@ std::optional<BucketTable> PlaceHashes(const Hashes& hashes,
   return table;
 }
 
+// The memory a placement at `num_buckets` buckets of `layout` holds besides
+// its input, for `entries` hashes, at its peak: the work slots (16 bits each
+// for fingerprints up to 16 bits, else 32), the search's visited marks (32
+// bits per bucket), the hashes the greedy pass leaves to the search (at most
+// about 6% of them at the loads of MaxLoadFactor; counted as 1/16), and the
+// packed table with its padding. For a caller that accounts for it, such as
+// the plugin's charge to RocksDB's block cache.
+inline uint64_t StaticBuildWorkingBytes(const BucketLayout& layout,
+                                        uint64_t num_buckets,
+                                        uint64_t entries) {
+  const uint64_t slot_bytes = layout.fingerprint_bits <= 16 ? 2 : 4;
+  return num_buckets * layout.bucket_size * slot_bytes + num_buckets * 4 +
+         entries / 16 * sizeof(uint64_t) + TableDataBytes(layout, num_buckets) +
+         kTablePaddingBytes;
+}
+
 // Bucket count for `keys` keys at load factor `load` (even, at least 2).
 inline uint32_t BucketsForLoad(uint64_t keys, int bucket_size, double load) {
   const double wanted =

@@ -1,25 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// optimize_filters_for_memory: with the option, each filter block plus the
-// block trailer fills the allocation the allocator really gives, the
-// policy's false-positive balance keeps the average rate on target, every
-// key still matches, and the space estimate still bounds the block; without
-// it, blocks keep their planned size. Runs under whichever allocator the
-// process has (ctest runs it once more with jemalloc preloaded).
+// RocksDB's memory contract for filters. optimize_filters_for_memory: with
+// the option, each filter block plus the block trailer fills the allocation
+// the allocator really gives, the policy's false-positive balance keeps the
+// average rate on target, every key still matches, and the space estimate
+// still bounds the block; without it, blocks keep their planned size. Runs
+// under whichever allocator the process has (ctest runs it once more with
+// jemalloc preloaded). Charged construction memory: a flush's filter build
+// shows in the block cache's usage and leaves it, and a strict cache too
+// small for it gets an always-match filter and loses no key.
 #include <gtest/gtest.h>
 #include <malloc.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cuckoo/sizing.h"
+#include "cuckoo/static_builder.h"
 #include "cuckoo_filter_block.h"
 #include "cuckoo_filter_policy.h"
 #include "db_test_util.h"
+#include "rocksdb/cache.h"
 #include "rocksdb/table.h"
 #include "rocksdb_interfaces.h"
 #include "table/block_based/filter_policy_internal.h"
@@ -249,6 +256,109 @@ TEST_F(FilterMemoryDbTest, FlushedFiltersFillTheirAllocationAndFindEveryKey) {
   std::string value;
   for (uint64_t i = 0; i < written; ++i) {
     ASSERT_TRUE(db_->Get(read, testing::Key(i), &value).ok()) << i;
+  }
+}
+
+// Charging kFilterConstruction to a block cache with a strict capacity.
+class FilterChargeDbTest : public testing::DbTest {
+ protected:
+  static constexpr uint64_t kKeys = 200000;
+
+  void OpenCharged(size_t cache_capacity, const std::string& table_options) {
+    cache_ = rdb::NewLRUCache(cache_capacity, /*num_shard_bits=*/0,
+                              /*strict_capacity_limit=*/true);
+    rdb::Options options = MakeOptions(table_options);
+    rdb::BlockBasedTableOptions table =
+        *options.table_factory->GetOptions<rdb::BlockBasedTableOptions>();
+    table.filter_policy = policy_;
+    table.block_cache = cache_;
+    table.optimize_filters_for_memory = false;
+    // Assigned, not inserted: the factory has filled in every role.
+    table.cache_usage_options
+        .options_overrides[rdb::CacheEntryRole::kFilterConstruction] = {
+        rdb::CacheEntryRoleOptions::Decision::kEnabled};
+    options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
+    Open(options);
+  }
+
+  void WriteAndFlush() {
+    rdb::WriteOptions write;
+    write.disableWAL = true;
+    for (uint64_t i = 0; i < kKeys; ++i) {
+      ASSERT_TRUE(db_->Put(write, testing::Key(i), "v").ok());
+    }
+    ASSERT_TRUE(db_->Flush(rdb::FlushOptions()).ok());
+  }
+
+  // Every key found; returns how many absent lookups the filter answered.
+  uint64_t ReadAll() {
+    statistics_->Reset();
+    std::string value;
+    for (uint64_t i = 0; i < kKeys; ++i) {
+      EXPECT_TRUE(db_->Get(rdb::ReadOptions(), testing::Key(i), &value).ok())
+          << "lost " << testing::Key(i);
+      EXPECT_TRUE(db_->Get(rdb::ReadOptions(), testing::AbsentKey(i), &value)
+                      .IsNotFound());
+    }
+    return Ticker(rdb::BLOOM_FILTER_USEFUL);
+  }
+
+  std::shared_ptr<CuckooFilterPolicy> policy_ =
+      std::make_shared<CuckooFilterPolicy>(10);
+  std::shared_ptr<rdb::Cache> cache_;
+};
+
+// While the table is built the cache holds the hashes' reservations (256 KiB
+// per 32768 hashes, as RocksDB's builders reserve them) and the build's
+// working memory and block, rounded up to whole 256 KiB entries; once the
+// flush is done, nothing.
+TEST_F(FilterChargeDbTest, TheBuildIsChargedWhileItRunsAndReleasedAfter) {
+  size_t usage_during_build = 0;
+  policy_->SetBuildFaultHookForTesting(
+      [&](BuildStage stage, std::deque<uint64_t>*) {
+        if (stage == BuildStage::kAfterBuild) {
+          usage_during_build = cache_->GetUsage();
+        }
+      });
+  OpenCharged(64 << 20, "");
+  ASSERT_EQ(PolicyInEffect(), "cuckoofilter");
+  const size_t before = cache_->GetUsage();
+  WriteAndFlush();
+  constexpr size_t kEntry = 256 * 1024;
+  const size_t hash_entries = (kKeys + 16384) / 32768;
+  const cuckoo::TableGeometry geometry =
+      PlannedGeometry(cuckoo::ChooseForBitsPerKey(10), kKeys);
+  const size_t working = cuckoo::StaticBuildWorkingBytes(
+                             geometry.layout, geometry.num_buckets, kKeys) +
+                         TableBlockBytes(geometry.layout, geometry.num_buckets);
+  const size_t charged = usage_during_build - before;
+  EXPECT_GE(charged, hash_entries * kEntry + working);
+  // Whole entries, each with its handle's metadata.
+  EXPECT_LE(charged, hash_entries * kEntry + working + kEntry +
+                         (hash_entries + working / kEntry + 2) * 1024);
+  EXPECT_EQ(cache_->GetUsage(), before);
+  EXPECT_GT(ReadAll(), kKeys * 98 / 100);
+  EXPECT_EQ(policy_->fallback_counts().unbuilt_filters, 0u);
+}
+
+// A strict cache too small for the build's working memory (128 KiB, less
+// than one 256 KiB reservation entry): the filter is written as always-match,
+// the flush succeeds, every key is found, and the policy counts it. Also
+// with partitioned filters, where one builder builds every partition of the
+// file.
+TEST_F(FilterChargeDbTest, ACacheTooSmallForTheBuildLosesNoKey) {
+  for (const std::string& table_options :
+       {std::string(),
+        std::string("partition_filters=true;index_type=kTwoLevelIndexSearch;"
+                    "metadata_block_size=4096")}) {
+    SCOPED_TRACE(table_options.empty() ? "full filter" : "partitioned");
+    std::filesystem::remove_all(path_);
+    policy_ = std::make_shared<CuckooFilterPolicy>(10);
+    OpenCharged(128 << 10, table_options);
+    WriteAndFlush();
+    EXPECT_EQ(ReadAll(), 0u) << "an always-match filter rejects nothing";
+    EXPECT_GE(policy_->fallback_counts().unbuilt_filters, 1u);
+    db_.reset();
   }
 }
 
