@@ -9,7 +9,9 @@
 // repetition, after a warm-up pass, on the same keys, and each figure of a
 // filter is a paired ratio to the Bloom filter of the same budget, with an
 // interval (compare/paired_stats.h). An equal-FPR view gives each family's
-// bits per key for target rates (compare/equal_fpr.h).
+// bits per key for target rates (compare/equal_fpr.h), and the filter costs
+// their build time, peak build memory and allocated memory per key, with and
+// without optimize_filters_for_memory (compare/filter_costs.h).
 //
 // usage: filter_compare [--full] [flags]     (--help lists them)
 #include <fcntl.h>
@@ -29,7 +31,9 @@
 #include <string>
 #include <vector>
 
+#include "compare/allocation_tracking.h"
 #include "compare/equal_fpr.h"
+#include "compare/filter_costs.h"
 #include "compare/keys.h"
 #include "compare/lsm_shape.h"
 #include "compare/report.h"
@@ -73,6 +77,16 @@ DEFINE_string(fpr_budgets, "6,7,8,9,10,11,12,13,14,15,16,17,18,19,20",
               "Budgets of the equal-FPR grid");
 DEFINE_uint64(fpr_keys, 100000, "Keys per filter of the equal-FPR grid");
 DEFINE_uint64(fpr_probes, 2000000, "Absent keys probed per grid filter");
+DEFINE_int32(cost_filters, 60,
+             "Filter costs: filters of each policy per repetition");
+DEFINE_uint64(cost_min_keys, 1000, "Filter costs: smallest filter's keys");
+DEFINE_uint64(cost_max_keys, 100000,
+              "Filter costs: largest filter's keys (sizes log-uniform)");
+DEFINE_uint64(cost_probes, 20000, "Filter costs: absent keys per filter");
+DEFINE_int32(cost_repetitions, 3, "Filter costs: repetitions");
+DEFINE_string(rocksdb_build, "",
+              "How the RocksDB library was built, for the report (the "
+              "scripts say whether it has assertions)");
 DEFINE_string(db, "",
               "Work folder, absent or empty (default: a fresh private folder "
               "under the temp directory); removed afterwards unless --keep");
@@ -398,6 +412,9 @@ int main(int argc, char** argv) {
     Preset("repetitions", "7");
     Preset("fpr_keys", "200000");
     Preset("fpr_probes", "10000000");
+    Preset("cost_filters", "300");
+    Preset("cost_max_keys", "1000000");
+    Preset("cost_probes", "50000");
   }
   rocksdb_cuckoo::cuckoo_filter_register(*rdb::ObjectLibrary::Default(),
                                          "cuckoo");
@@ -405,11 +422,15 @@ int main(int argc, char** argv) {
       FLAGS_io_missing_reads == 0 || FLAGS_repetitions < 1 ||
       FLAGS_batch_size < 1 || FLAGS_batch_size > 32 || FLAGS_levels < 2 ||
       FLAGS_levels > 7 || FLAGS_fanout < 1 || FLAGS_target_file_mb == 0 ||
-      FLAGS_io_cache_mb == 0 || FLAGS_keys_per_prefix < 1) {
+      FLAGS_io_cache_mb == 0 || FLAGS_keys_per_prefix < 1 ||
+      FLAGS_cost_filters < 1 || FLAGS_cost_repetitions < 1 ||
+      FLAGS_cost_min_keys < 1 || FLAGS_cost_max_keys < FLAGS_cost_min_keys ||
+      FLAGS_cost_probes < 1) {
     std::fprintf(stderr,
                  "filter_compare: need --num >= 1000, positive lookup counts, "
                  "--repetitions >= 1, --batch_size in [1, 32], --levels in "
-                 "[2, 7], --fanout >= 1, and positive sizes\n");
+                 "[2, 7], --fanout >= 1, positive sizes, and "
+                 "--cost_min_keys <= --cost_max_keys\n");
     return 2;
   }
 
@@ -545,6 +566,29 @@ int main(int argc, char** argv) {
                              FLAGS_fpr_keys, FLAGS_fpr_probes)});
   }
 
+  Progress("[filter costs] building " + std::to_string(FLAGS_cost_filters) +
+           " filters per policy, " + std::to_string(FLAGS_cost_repetitions) +
+           " repetitions");
+  fc::FilterCostSettings cost_settings;
+  cost_settings.families.push_back("bloom");
+  for (const std::string& family : Split(FLAGS_filters)) {
+    if (family != "none" && family != "bloom") {
+      cost_settings.families.push_back(family);
+    }
+  }
+  cost_settings.budgets = budgets;
+  cost_settings.filters = FLAGS_cost_filters;
+  cost_settings.min_keys = FLAGS_cost_min_keys;
+  cost_settings.max_keys = FLAGS_cost_max_keys;
+  cost_settings.probes_per_filter = FLAGS_cost_probes;
+  cost_settings.repetitions = FLAGS_cost_repetitions;
+  cost_settings.seed = FLAGS_seed;
+  const std::vector<fc::FilterCost> costs =
+      fc::MeasureFilterCosts(cost_settings);
+
+  if (!FLAGS_rocksdb_build.empty()) {
+    std::printf("RocksDB build: %s\n\n", FLAGS_rocksdb_build.c_str());
+  }
   std::printf(
       "RocksDB %s. %llu keys of %d-byte values, the same LSM for every "
       "policy; %d repetitions after a warm-up, policies round-robin in "
@@ -584,6 +628,20 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(FLAGS_fpr_keys),
       static_cast<unsigned long long>(FLAGS_fpr_probes),
       fc::FormatEqualFpr(curves, {0.01, 0.001}, FLAGS_num).c_str());
+  std::printf(
+      "\n### Filter costs: %d filters per policy of %llu to %llu keys "
+      "(log-uniform), built through FilterBitsBuilder; build time from the "
+      "first AddKey to the end of Finish, median of %d repetitions with "
+      "ratios to Bloom paired by repetition; peak build memory: the most any "
+      "one build held at once, per key; allocated: each block plus RocksDB's "
+      "5-byte trailer as the allocator rounds it; FPR over %llu absent keys "
+      "per filter\n\n%s",
+      FLAGS_cost_filters, static_cast<unsigned long long>(FLAGS_cost_min_keys),
+      static_cast<unsigned long long>(FLAGS_cost_max_keys),
+      FLAGS_cost_repetitions,
+      static_cast<unsigned long long>(FLAGS_cost_probes),
+      fc::FormatFilterCosts(costs, fc::allocation_tracking::AllocatorName())
+          .c_str());
   if (!FLAGS_csv.empty()) fc::WriteCsv(FLAGS_csv, policies, results);
   if (!FLAGS_fpr_csv.empty()) fc::WriteFprCsv(FLAGS_fpr_csv, curves);
   if (!FLAGS_json.empty()) {

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Draws the comparison's charts from its CSV files (bench/filter_compare
-# --csv and --fpr_csv):
-#   gnuplot -e "csv='compare.csv'; fpr_csv='compare-fpr.csv'; out='compare'" \
-#     bench/plots.gnuplot
+# --csv and --fpr_csv), for the regimes that were run:
+#   gnuplot -e "csv='compare.csv'; fpr_csv='compare-fpr.csv'; out='compare';
+#               regimes='memory io'" bench/plots.gnuplot
 # writes
 #   <out>-fpr.png            false-positive rate against real filter bits per
 #                            key, with the bound log2(1/FPR) bits per key;
-#   <out>-storage-reads.png  storage reads per 1000 absent lookups, I/O-bound;
+#   <out>-storage-reads.png  storage reads per 1000 absent lookups, I/O-bound
+#                            (skipped, with a line that says so, without the
+#                            io regime);
 #   <out>-throughput-<regime>.png  ops/s per workload and filter, median with
 #                            the min-max range of the repetitions.
 set datafile separator comma
@@ -33,20 +35,26 @@ plot fpr_csv using "bits_per_key":(fam("bloom", 1)) with linespoints pt 7 lc 1 t
      [4:24] 2**(-x) with lines dt 2 lc rgb 'black' title 'bound: log2(1/FPR) bits per key'
 unset format y
 
-set output out . '-storage-reads.png'
+# Bar charts from here on.
 unset logscale y
-set yrange [0:*]
-set title 'Storage reads per 1000 absent lookups, I/O-bound (direct reads, small block cache)'
 set xlabel ''
-set ylabel 'data blocks read from storage per 1000 lookups'
 set style data histograms
-set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set xtics rotate by -30
-set key top right
-select(workload) = sprintf("< awk -F, 'NR == 1 || ($1 == \"io\" && $2 == \"%s\" && $3 != \"none\")' '%s'", workload, csv)
-plot select('readmissing') using "storage_reads_per_1000":xticlabels(strcol("label")) title 'readmissing (Get)', \
-     select('seekmissingprefix') using "storage_reads_per_1000" title 'seekmissingprefix (prefix seek)'
+
+if (strstrt(regimes, 'io') > 0) {
+  set output out . '-storage-reads.png'
+  set yrange [0:*]
+  set title 'Storage reads per 1000 absent lookups, I/O-bound (direct reads, small block cache)'
+  set ylabel 'data blocks read from storage per 1000 lookups'
+  set style histogram clustered gap 1
+  set xtics rotate by -30
+  set key top right
+  select(workload) = sprintf("< awk -F, 'NR == 1 || ($1 == \"io\" && $2 == \"%s\" && $3 != \"none\")' '%s'", workload, csv)
+  plot select('readmissing') using "storage_reads_per_1000":xticlabels(strcol("label")) title 'readmissing (Get)', \
+       select('seekmissingprefix') using "storage_reads_per_1000" title 'seekmissingprefix (prefix seek)'
+} else {
+  print 'plots: no I/O-bound rows (the io regime was not run): the storage-reads chart is skipped'
+}
 
 set style histogram errorbars gap 1 lw 1
 set logscale y
@@ -55,7 +63,7 @@ set key off
 set xtics rotate by -60 font ',8'
 set ylabel 'operations per second (median, bars: min-max of the repetitions)'
 rows(regime) = sprintf("< awk -F, 'NR == 1 || $1 == \"%s\"' '%s'", regime, csv)
-do for [regime in 'memory io'] {
+do for [regime in regimes] {
   set output out . '-throughput-' . regime . '.png'
   set title 'Throughput per workload and filter (' . regime . ')'
   plot rows(regime) using "ops_median":"ops_min":"ops_max":xticlabels(strcol("workload") . ' ' . strcol("label")) lc 3

@@ -53,18 +53,19 @@ namespace {
 // take any even bucket count:
 //   1. The planned table (the policy's layout at its load) sets the target
 //      false-positive rate of this filter.
-//   2. The policy keeps an aggregate balance, the sum over its filters so far
-//      of (expected FPR - target FPR), in units of 2^-32. When it is negative
-//      (the filters so far are more accurate than their targets), the builder
-//      tries smaller tables of 3/4, 13/16, 7/8 and 15/16 of the planned bytes
-//      and takes the first whose FPR stays within the target plus that
-//      surplus, so that the average rate stays on target.
-//   3. It asks the allocator what a request of that block plus the trailer
+//   2. It asks the allocator what a request of a block plus the trailer
 //      really gives (malloc_usable_size) and, unless that is more than 4/3 of
 //      the request, spends the extra bytes: the most accurate table that fits
 //      them (cuckoo::ChooseForTableBytes), which may have another layout.
+//   3. The policy keeps an aggregate balance, the sum over its filters so far
+//      of (expected FPR - target FPR), in units of 2^-32. When it is negative
+//      (the filters so far are more accurate than their targets), the builder
+//      tries requests of 3/4, 13/16, 7/8 and 15/16 of the planned block, each
+//      filled as in step 2, and takes the first whose FPR stays within the
+//      target plus that surplus, so that the average rate stays on target;
+//      otherwise it fills the planned block's allocation.
 //   4. The balance takes the built table's expected FPR.
-// Without malloc_usable_size the sizes are left as planned but for step 2.
+// Without malloc_usable_size, step 2 fills nothing and only step 3 acts.
 constexpr size_t kBlockTrailerBytes = 5;  // BlockBasedTable::kBlockTrailerSize
 
 // The bytes an allocation of `bytes` really gives, or `bytes` where the
@@ -90,40 +91,47 @@ int64_t BalanceUnits(double fpr_difference) {
   return static_cast<int64_t>(fpr_difference * 4294967296.0);
 }
 
+// The most accurate table for `entries` entries in what a request for a
+// `block_bytes`-byte block and its trailer really gives, unless the
+// allocator gives over 4/3 of the request (not worth filling, as in
+// RocksDB); nothing when no table fits.
+std::optional<cuckoo::TableGeometry> FillAllocation(uint64_t block_bytes,
+                                                    uint64_t entries) {
+  const uint64_t requested = block_bytes + kBlockTrailerBytes;
+  uint64_t usable = UsableAllocationBytes(requested);
+  if (usable < requested || usable - usable / 4 > requested) {
+    usable = requested;
+  }
+  return cuckoo::ChooseForTableBytes(
+      BlockDataBytes(usable - kBlockTrailerBytes), entries);
+}
+
 // Steps 1 to 3 above for `entries` (> 0) entries: the geometry to build, and
-// the target FPR the balance is kept against.
+// the target FPR the balance is kept against. A smaller candidate is judged
+// by the rate of the table that fills its allocation, which is what is
+// built: under jemalloc the size class below the planned one, filled, is
+// the step that a cuckoo table (whose rate jumps when its load passes what
+// the build sustains) can take.
 cuckoo::TableGeometry ChooseRoundedGeometry(const cuckoo::FilterConfig& config,
                                             uint64_t entries, int64_t balance,
                                             double* target_fpr) {
   const cuckoo::TableGeometry planned = PlannedGeometry(config, entries);
   *target_fpr = planned.expected_fpr;
-  const uint64_t planned_data =
-      cuckoo::TableDataBytes(planned.layout, planned.num_buckets);
-  cuckoo::TableGeometry chosen = planned;
+  const uint64_t planned_bytes =
+      TableBlockBytes(planned.layout, planned.num_buckets);
   if (balance < 0) {
     const double allowed_fpr = planned.expected_fpr - balance / 4294967296.0;
     constexpr uint64_t kSmallerSixteenths[] = {12, 13, 14, 15};
     for (uint64_t sixteenths : kSmallerSixteenths) {
       const std::optional<cuckoo::TableGeometry> smaller =
-          cuckoo::ChooseForTableBytes(planned_data * sixteenths / 16, entries);
-      if (smaller && smaller->expected_fpr <= allowed_fpr) {
-        chosen = *smaller;
-        break;
-      }
+          FillAllocation(planned_bytes * sixteenths / 16, entries);
+      if (smaller && smaller->expected_fpr <= allowed_fpr) return *smaller;
     }
   }
-  const uint64_t requested =
-      TableBlockBytes(chosen.layout, chosen.num_buckets) + kBlockTrailerBytes;
-  const uint64_t usable = UsableAllocationBytes(requested);
-  if (usable > requested && usable - usable / 4 <= requested) {
-    const std::optional<cuckoo::TableGeometry> filling =
-        cuckoo::ChooseForTableBytes(BlockDataBytes(usable - kBlockTrailerBytes),
-                                    entries);
-    if (filling && filling->expected_fpr < chosen.expected_fpr) {
-      chosen = *filling;
-    }
-  }
-  return chosen;
+  const std::optional<cuckoo::TableGeometry> filled =
+      FillAllocation(planned_bytes, entries);
+  return filled && filled->expected_fpr < planned.expected_fpr ? *filled
+                                                               : planned;
 }
 
 // Never less than the block a rounding builder writes for `entries` entries:

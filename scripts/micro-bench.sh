@@ -5,9 +5,11 @@
 # benchmark runs 5 times, interleaved at random with the others, and the
 # summary gives medians with the min-max range of the repetitions.
 #
-# usage: scripts/micro-bench.sh [--release] [google benchmark or --max_keys flags]
+# usage: scripts/micro-bench.sh [--release [VERSION]] [google benchmark or --max_keys flags]
 #   --release  runs against the Release librocksdb of
-#              scripts/build-rocksdb.sh --release instead of Debian's
+#              scripts/build-rocksdb.sh --release of VERSION (default: the
+#              installed one) instead of Debian's, which has assertions on;
+#              the summary names the build either way
 #   output: build/micro-bench[-release].json and .md
 set -euo pipefail
 
@@ -15,18 +17,27 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 suffix=""
-library_path=""
-cuckoo_setup
+release=""
+version=""
 if [ "${1:-}" = "--release" ]; then
   shift
+  release=1
   suffix="-release"
-  library_path=$("$repo_root/scripts/build-rocksdb.sh" --release)
+  if [[ "${1:-}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+    version=$1
+    shift
+  fi
 fi
-
-cuckoo_configure_and_build "$build_dir" --targets filter_micro_bench
+cuckoo_setup
+cuckoo_build_for_run "$build_dir" "$release" "$version" filter_micro_bench
+build_dir=$cuckoo_run_build_dir
+rocksdb_build=$(cuckoo_describe_rocksdb "$build_dir/bench/filter_micro_bench" scripts/micro-bench.sh)
 json="$build_dir/micro-bench$suffix.json"
-LD_LIBRARY_PATH="$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-  "$build_dir/bench/filter_micro_bench" --benchmark_out="$json" \
+"$build_dir/bench/filter_micro_bench" --benchmark_out="$json" \
   --benchmark_out_format=json --benchmark_repetitions=5 \
   --benchmark_enable_random_interleaving=true "$@" >&2
-python3 "$repo_root/bench/summarize_micro.py" "$json" | tee "$build_dir/micro-bench$suffix.md"
+{
+  echo "RocksDB build: $rocksdb_build"
+  echo
+  python3 "$repo_root/bench/summarize_micro.py" "$json"
+} | tee "$build_dir/micro-bench$suffix.md"

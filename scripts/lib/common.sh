@@ -61,3 +61,56 @@ cuckoo_configure_and_build() {
 cuckoo_ticker() {
   sed -n "s/^rocksdb\.${1//./\\.} COUNT : \([0-9]*\).*/\1/p" <<<"$2"
 }
+
+# cuckoo_build_for_run BUILD_DIR RELEASE VERSION TARGET...: after
+# cuckoo_setup, builds TARGETs against Debian's RocksDB in BUILD_DIR or, with
+# RELEASE non-empty, against the Release librocksdb of VERSION ("" for the
+# installed librocksdb-dev's), which scripts/build-rocksdb.sh --release
+# builds once (cached) and which goes first on LD_LIBRARY_PATH. Sets
+# cuckoo_run_build_dir to the folder built: BUILD_DIR (the installed
+# version's Release build stands in for Debian's library, RTTI and all), or
+# BUILD_DIR-release-VERSION for another version.
+cuckoo_build_for_run() {
+  local build_dir=$1 release=$2 version=$3 installed library_dir
+  shift 3
+  cuckoo_run_build_dir=$build_dir
+  if [ -z "$release" ]; then
+    cuckoo_configure_and_build "$build_dir" --targets "$@"
+    return
+  fi
+  installed=$(dpkg-query -W -f='${Version}' librocksdb-dev 2>/dev/null || true)
+  installed=${installed#*:}
+  installed=${installed%-*}
+  library_dir=$("$cuckoo_repo_root/scripts/build-rocksdb.sh" --release \
+    ${version:+"$version"})
+  export LD_LIBRARY_PATH="$library_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  if [ -z "$version" ] || [ "$version" = "$installed" ]; then
+    cuckoo_configure_and_build "$build_dir" --targets "$@"
+    return
+  fi
+  cuckoo_run_build_dir=$build_dir-release-$version
+  cuckoo_configure_and_build "$cuckoo_run_build_dir" \
+    --rocksdb-source "$(readlink -f "$library_dir/source")" \
+    -DROCKSDB_LIBRARY="$library_dir/librocksdb.so" --targets "$@"
+}
+
+# cuckoo_describe_rocksdb BINARY COMMAND: one line naming the librocksdb that
+# BINARY loads (with the current LD_LIBRARY_PATH) and whether it was built
+# with assertions, as Debian's is: it then calls __assert_fail, and RocksDB's
+# own filters pay for assertions that the cuckoo filter's code does not have.
+# For such a build the line gives COMMAND with --release, for a fair baseline.
+cuckoo_describe_rocksdb() {
+  local library
+  library=$(ldd "$1" | awk '/librocksdb/ { print $3; exit }')
+  library=$(readlink -f "$library")
+  # awk reads all of nm's output: grep -q would stop early, and pipefail
+  # would then take nm's SIGPIPE for a failure.
+  local asserts
+  asserts=$(nm -D --undefined-only "$library" 2>/dev/null |
+    awk '/ __assert_fail/ { n++ } END { print n + 0 }')
+  if [ "$asserts" -gt 0 ]; then
+    echo "$(basename "$library") ($(dirname "$library")), built with assertions on (Debian's build): RocksDB's Bloom and Ribbon run their assertions and the cuckoo filter does not, so its ratios favour cuckoo; run \`$2 --release\` for a Release baseline"
+  else
+    echo "$(basename "$library") ($(dirname "$library")), a Release build without assertions"
+  fi
+}
