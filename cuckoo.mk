@@ -6,7 +6,7 @@
 # RocksDB's CMake reads the SOURCES, FUNC and LIBS lines with regular
 # expressions: keep each on one line, spelled "name = value".
 cuckoo_SOURCES = plugin/cuckoo_filter_policy.cc
-cuckoo_HEADERS = plugin/cuckoo_filter_policy.h
+cuckoo_HEADERS = plugin/cuckoo_filter_policy.h plugin/rocksdb_cuckoo.h
 cuckoo_FUNC = cuckoo_filter_register
 cuckoo_LIBS = xxhash
 cuckoo_CXXFLAGS = -I./plugin/cuckoo/include

@@ -3,23 +3,27 @@
 // librocksdb_cuckoo.so is loaded, so that unmodified tools (db_bench, ldb)
 // find it through LD_PRELOAD and an OPTIONS file. Only the shared library
 // contains this file; programs linking the plugin statically call
-// cuckoo_filter_register themselves.
+// rocksdb_cuckoo_register_default (C) or cuckoo_filter_register themselves.
+// A program that links the shared library but calls nothing in it would
+// lose it to a linker running --as-needed: C programs call
+// rocksdb_cuckoo_register_default, which also keeps the library linked.
 #include <cstdio>
 #include <cstdlib>
 
 #include "cuckoo_filter_policy.h"
+#include "rocksdb_cuckoo.h"
 
 namespace rocksdb_cuckoo {
 namespace {
 
-const int registered_factories = [] {
-  const int count = cuckoo_filter_register(
-      *ROCKSDB_NAMESPACE::ObjectLibrary::Default(), "cuckoo");
+const int registered = [] {
+  const int result = rocksdb_cuckoo_register_default();
   if (std::getenv("ROCKSDB_CUCKOO_VERBOSE") != nullptr) {
-    std::fprintf(stderr, "rocksdb-cuckoo: registered %s (%d factories)\n",
-                 CuckooFilterPolicy::kClassName(), count);
+    std::fprintf(stderr, "rocksdb-cuckoo: %s %s\n",
+                 result == 0 ? "registered" : "could not register",
+                 CuckooFilterPolicy::kClassName());
   }
-  return count;
+  return result;
 }();
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "cuckoo_filter_block.h"
 #include "rocksdb/env.h"
 #include "rocksdb/utilities/options_type.h"
+#include "rocksdb_cuckoo.h"
 #include "rocksdb_interfaces.h"
 #include "table/block_based/filter_policy_internal.h"
 
@@ -748,3 +749,18 @@ extern "C" int cuckoo_filter_register(ROCKSDB_NAMESPACE::ObjectLibrary& library,
 }
 
 }  // namespace rocksdb_cuckoo
+
+// Once per process, whichever comes first: the program's call, or the
+// loading of librocksdb_cuckoo.so (cuckoo_autoregister.cc).
+extern "C" int rocksdb_cuckoo_register_default(void) {
+  static const int result = [] {
+    try {
+      rocksdb_cuckoo::cuckoo_filter_register(
+          *ROCKSDB_NAMESPACE::ObjectLibrary::Default(), "cuckoo");
+      return 0;
+    } catch (const std::exception&) {
+      return -1;
+    }
+  }();
+  return result;
+}
