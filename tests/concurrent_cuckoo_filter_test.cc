@@ -106,6 +106,72 @@ TEST(ConcurrentCuckooFilterTest, AnInsertedKeyIsFoundByEveryLaterLookup) {
   }
 }
 
+// More reader threads than the filter has reader slots, so that threads
+// share slots, half of them reading in batches, while writers insert (the
+// shards growing) and erase: every key whose Insert had returned is found,
+// singly and in batches. A writer must wait for every reader inside its
+// slots, whichever thread of a slot entered first, and a batch must not read
+// a shard whose writer is inside.
+TEST(ConcurrentCuckooFilterTest,
+     SharedSlotsAndBatchedReadersSeeEveryInsertedKey) {
+  ConcurrentCuckooFilter filter(64, GrowingOptions(), 4);
+  constexpr int kWriters = 2;
+  constexpr int kReaders = 40;  // the filter has 32 reader slots
+  constexpr int kKeysPerWriter = 20000;
+  constexpr int kBatch = 16;
+  std::vector<std::vector<uint64_t>> keys;
+  for (int w = 0; w < kWriters; ++w) {
+    keys.push_back(HashStream(500 + w).Take(kKeysPerWriter));
+  }
+  std::atomic<int> published[kWriters];
+  for (std::atomic<int>& p : published) p = 0;
+  std::atomic<bool> wrong{false};
+  std::atomic<int> writers_done{0};
+  std::atomic<uint64_t> checks_during_writes{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      for (int i = 0; i < kKeysPerWriter; ++i) {
+        if (filter.Insert(keys[w][i]) != InsertResult::kOk) wrong = true;
+        published[w].store(i + 1, std::memory_order_release);
+        if (i % 4 == 3 && !filter.Erase(keys[w][i - 1])) wrong = true;
+      }
+      ++writers_done;
+    });
+  }
+  for (int r = 0; r < kReaders; ++r) {
+    threads.emplace_back([&, r] {
+      HashStream pick(600 + r);
+      uint64_t batch[kBatch];
+      bool found[kBatch];
+      while (writers_done.load() < kWriters) {
+        const int w = static_cast<int>(pick.Next() % kWriters);
+        const int count = published[w].load(std::memory_order_acquire);
+        if (count == 0) continue;
+        // Keys at i % 4 == 2 may be erased already; all others stay.
+        int n = 0;
+        while (n < kBatch) {
+          const int i = static_cast<int>(pick.Next() % count);
+          if (i % 4 != 2) batch[n++] = keys[w][i];
+        }
+        if (r % 2 == 0) {
+          filter.ContainsBatch(batch, kBatch, found);
+        } else {
+          for (int k = 0; k < kBatch; ++k) found[k] = filter.Contains(batch[k]);
+        }
+        for (int k = 0; k < kBatch; ++k) {
+          if (!found[k]) wrong = true;
+        }
+        checks_during_writes += kBatch;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(wrong) << "a key whose Insert had returned was not found";
+  EXPECT_GT(checks_during_writes.load(), 0u);
+  EXPECT_GE(filter.Info().num_growths, 2u) << "the shards grew meanwhile";
+}
+
 TEST(ConcurrentCuckooFilterTest, BatchesCountsAndIfAbsentAgreeWithSingleCalls) {
   ConcurrentCuckooFilter filter(1024, GrowingOptions(), 8);
   HashStream stream(5);

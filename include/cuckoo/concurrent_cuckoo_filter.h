@@ -14,19 +14,59 @@
 //     bucket and fingerprint do not use. An insert or erase locks only its
 //     shard (its kick-out walk, and a growth, stay inside that shard), so
 //     writers of different shards run in parallel.
-//   * A lookup takes no lock. It announces itself in a reader slot of its
-//     own (one cache line per slot, written only by the threads mapped to
-//     it), checks that no writer is inside its shard, reads, and leaves:
-//     entries and exits are two counters of the slot. A writer raises its
-//     shard's flag, then waits until every slot has as many exits as it had
-//     entries when the flag went up; a reader that arrives later sees the
-//     flag, leaves, and waits for the writer to finish. Entries and exits
-//     are sequentially consistent against the flag (Dekker's pattern), so
-//     either the writer sees the reader or the reader sees the writer.
-//     Readers write only their own slot; the flags are read-mostly lines.
-//     Those two read-modify-writes are full barriers on x86 and cost a
-//     single lookup its overlap with the next one; ContainsBatch pays them
-//     once per 64 keys.
+//   * A lookup takes no lock. It announces itself in a reader slot (one
+//     cache line per slot, written only by the threads mapped to it; more
+//     threads than slots share them), checks that no writer is inside its
+//     shard, reads, and leaves: the slot counts the readers inside it. A
+//     writer raises its shard's flag, then waits until no slot has a reader
+//     inside; a reader that arrives later sees the flag, leaves, and waits
+//     outside for the writer to finish, so each slot empties soon. The
+//     count and the flag are sequentially consistent against each other
+//     (Dekker's pattern), so either the writer sees the reader or the reader
+//     sees the writer. Readers write only their own slot; the flags are
+//     read-mostly lines. The two read-modify-writes of a lookup are full
+//     barriers on x86 and cost a single lookup its overlap with the next
+//     one; ContainsBatch pays them once per 64 keys.
+//
+// Memory ordering
+// ---------------
+// The operations, for one shard, its writer W and a reader R mapped to
+// slot s:
+//   R1  R: s.inside.fetch_add(1, seq_cst)         enter
+//   R2  R: shard.writing.load(seq_cst)            false: go on; true: R4, R5
+//   R3  R: reads the shard's filter (plain reads)
+//   R4  R: s.inside.fetch_sub(1, release)         leave
+//   R5  R: shard.writing.load(acquire) until false, then again from R1
+//   W1  W: locks shard.mutex (writers of a shard one at a time)
+//   W2  W: shard.writing.store(true, seq_cst)
+//   W3  W: s.inside.load(seq_cst), for each slot, until it reads 0
+//   W4  W: writes the shard's filter (plain writes)
+//   W5  W: shard.writing.store(false, release); unlocks the mutex
+// Claim: R3 never overlaps W4; each happens before the other. R1, R2, W2
+// and W3 are seq_cst, so they take places in one total order S consistent
+// with each thread's program order.
+//   * If R2 reads false from the W5 of W (or of a later writer), R2, being
+//     seq_cst and so acquire, synchronizes with that release store: W4
+//     happens before R3.
+//   * Otherwise R2 reads the initial false or a writer's W5 from before W2,
+//     so R2 precedes W2 in S; then R1 precedes W's first W3 load of slot s
+//     in S, and that load, like every later one, reads R1's increment or a
+//     later modification of s.inside. While R4 is not among them the count
+//     is at least 1 (each reader's decrement follows its own increment in
+//     the modification order, whichever threads share the slot), so W3
+//     reads 0 only from a modification that follows R4. All modifications
+//     of s.inside are read-modify-writes, so they continue the release
+//     sequence headed by R4, and W3 synchronizes with R4: R3 happens before
+//     W4.
+//   * If R2 reads true, R does not read the filter; R4 and R5 only wait.
+// Writers of a shard are ordered by its mutex (W1 after the previous
+// writer's unlock), so each sees all the writes before it. A count of the
+// readers inside, rather than of entries and exits compared at W3, is what
+// keeps this true for threads sharing a slot: a second thread entering
+// after W3 and leaving at once must not stand for the first, still inside.
+// The price: readers of other shards keep entering a writer's slots, so
+// with many threads per slot the writer waits until their lookups happen
+// not to overlap, typically microseconds.
 //
 // Guarantee: operations are linearizable. After Insert returns kOk, every
 // lookup that starts later, in any thread, finds the key (until it is
@@ -110,7 +150,7 @@ class ConcurrentCuckooFilter {
       const size_t n = std::min(kChunk, count - begin);
       uint64_t pending = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
       for (int spins = 0; pending != 0; Pause(&spins)) {
-        slot.entries.fetch_add(1, std::memory_order_seq_cst);
+        slot.inside.fetch_add(1, std::memory_order_seq_cst);
         for (uint64_t left = pending; left != 0; left &= left - 1) {
           const size_t k = static_cast<size_t>(__builtin_ctzll(left));
           const Shard& shard = ShardOf(hashes[begin + k]);
@@ -119,7 +159,7 @@ class ConcurrentCuckooFilter {
             pending &= ~(uint64_t{1} << k);
           }
         }
-        slot.exits.fetch_add(1, std::memory_order_release);
+        slot.inside.fetch_sub(1, std::memory_order_release);
       }
     }
   }
@@ -227,9 +267,9 @@ class ConcurrentCuckooFilter {
     std::mutex mutex;  // held by the shard's writer
     std::optional<CuckooFilter> filter;
   };
+  // The readers inside a shard's filter, of the threads mapped to the slot.
   struct alignas(64) ReaderSlot {
-    std::atomic<uint64_t> entries{0};
-    std::atomic<uint64_t> exits{0};
+    std::atomic<uint64_t> inside{0};
   };
 
   explicit ConcurrentCuckooFilter(uint32_t shards) : shards_(shards) {}
@@ -282,13 +322,13 @@ class ConcurrentCuckooFilter {
                                                       Op&& op) const {
     ReaderSlot& slot = MySlot();
     for (;;) {
-      slot.entries.fetch_add(1, std::memory_order_seq_cst);
+      slot.inside.fetch_add(1, std::memory_order_seq_cst);
       if (!shard.writing.load(std::memory_order_seq_cst)) {
         auto result = op(*shard.filter);
-        slot.exits.fetch_add(1, std::memory_order_release);
+        slot.inside.fetch_sub(1, std::memory_order_release);
         return result;
       }
-      slot.exits.fetch_add(1, std::memory_order_release);
+      slot.inside.fetch_sub(1, std::memory_order_release);
       for (int spins = 0; shard.writing.load(std::memory_order_acquire);) {
         Pause(&spins);
       }
@@ -304,11 +344,10 @@ class ConcurrentCuckooFilter {
   std::invoke_result_t<Op&, CuckooFilter&> WriteShard(Shard& shard, Op&& op) {
     std::lock_guard<std::mutex> lock(shard.mutex);
     shard.writing.store(true, std::memory_order_seq_cst);
-    // Wait out the readers that entered before the flag went up.
+    // Wait out the readers that entered before the flag went up; those that
+    // enter later see it and leave (see "Memory ordering").
     for (ReaderSlot& slot : slots_) {
-      const uint64_t entered = slot.entries.load(std::memory_order_seq_cst);
-      for (int spins = 0;
-           slot.exits.load(std::memory_order_acquire) < entered;) {
+      for (int spins = 0; slot.inside.load(std::memory_order_seq_cst) != 0;) {
         Pause(&spins);
       }
     }
