@@ -27,6 +27,11 @@
 #include "cuckoo_filter_policy.h"
 #include "db_test_util.h"
 #include "rocksdb/cache.h"
+// Cache itself (GetUsage): in cache.h until RocksDB 8.0, in advanced_cache.h
+// from 8.1.
+#if __has_include("rocksdb/advanced_cache.h")
+#include "rocksdb/advanced_cache.h"
+#endif
 #include "rocksdb/table.h"
 #include "rocksdb_interfaces.h"
 #include "table/block_based/filter_policy_internal.h"
