@@ -27,7 +27,8 @@ for version in "${versions[@]}"; do
   fi
   for source in "${sources[@]}"; do
     g++ -std="$standard" -fsyntax-only -Wall -Wextra -Werror -Wshadow \
-      -Woverloaded-virtual -fno-rtti -I"$tree" -I"$tree/include" -Iinclude \
+      -Woverloaded-virtual -fno-rtti -DROCKSDB_PLATFORM_POSIX \
+      -I"$tree" -I"$tree/include" -Iinclude \
       -Iplugin -Ibench -Itests/plugin -Itests/format \
       '-DCUCKOO_GOLDEN_DIR="tests/format/golden"' "$source"
   done
