@@ -59,7 +59,7 @@ inline uint64_t BlockDataBytes(uint64_t block_bytes) {
 }
 
 // The geometry a builder with `config` plans for `entries` (> 0) entries:
-// its layout at its load (BuildStaticTable's first attempt).
+// its layout at its load (cuckoo::PlaceStatic's first attempt).
 inline cuckoo::TableGeometry PlannedGeometry(const cuckoo::FilterConfig& config,
                                              uint64_t entries) {
   return cuckoo::GeometryOf(
@@ -120,40 +120,27 @@ struct EncodedBlock {
   size_t size = 0;
 };
 
-// The block of a built table holding `stored` fingerprints.
-inline EncodedBlock EncodeBuiltTable(const cuckoo::BucketTable& table,
-                                     uint64_t stored) {
+// The block of a placement: the header, then the packed table, written
+// straight into the block.
+inline EncodedBlock EncodePlacement(const cuckoo::StaticPlacement& placement) {
   EncodedBlock block;
-  block.size = kBlockHeaderBytes + table.bytes().size();
+  block.size = static_cast<size_t>(kBlockHeaderBytes + placement.table_bytes());
   block.data.reset(new char[block.size]);
-  EncodeTableHeader(table.layout(), table.num_buckets(), stored,
-                    reinterpret_cast<uint8_t*>(block.data.get()));
-  std::memcpy(block.data.get() + kBlockHeaderBytes, table.bytes().data(),
-              table.bytes().size());
+  uint8_t* out = reinterpret_cast<uint8_t*>(block.data.get());
+  EncodeTableHeader(placement.layout(), placement.num_buckets(),
+                    placement.stats().stored_entries, out);
+  placement.WriteTable(out + kBlockHeaderBytes);
   return block;
 }
 
 // The table block for a set of distinct key hashes (any range of uint64_t),
 // as the builder writes it: the header, then the statically built table.
-// Throws like BuildStaticTable when no table can hold them.
+// Throws like cuckoo::PlaceStatic when no table can hold them.
 template <typename Hashes>
 EncodedBlock EncodeTableBlock(const Hashes& hashes,
                               const cuckoo::FilterConfig& config) {
-  cuckoo::StaticBuildStats stats;
-  const cuckoo::BucketTable table = cuckoo::BuildStaticTable(
-      hashes, config.layout, config.load_factor, &stats);
-  return EncodeBuiltTable(table, stats.stored_entries);
-}
-
-// The same at a geometry the caller chose (BuildStaticTableWithBuckets).
-template <typename Hashes>
-EncodedBlock EncodeTableBlockWithBuckets(const Hashes& hashes,
-                                         const cuckoo::BucketLayout& layout,
-                                         uint32_t num_buckets) {
-  cuckoo::StaticBuildStats stats;
-  const cuckoo::BucketTable table =
-      cuckoo::BuildStaticTableWithBuckets(hashes, layout, num_buckets, &stats);
-  return EncodeBuiltTable(table, stats.stored_entries);
+  return EncodePlacement(
+      cuckoo::PlaceStatic(hashes, config.layout, config.load_factor));
 }
 
 // The whole always-match block: written only when a table cannot be built.

@@ -161,9 +161,9 @@ uint64_t MaxRoundedBlockBytes(const cuckoo::FilterConfig& config,
 // holds in the cache, in the 256 KiB dummy entries of RocksDB's
 // CacheReservationManager, as RocksDB's own builders do:
 //   - the key hashes: one entry per 32768 hashes, reserved when the count
-//     reaches the middle of each such run, released when the build no longer
-//     needs them (after MaybePostVerify with
-//     detect_filter_construct_corruption);
+//     reaches the middle of each such run, released with the hashes, once
+//     the placement has read them for the last time (after MaybePostVerify
+//     with detect_filter_construct_corruption);
 //   - in Finish, before the table is built, the build's working memory
 //     (cuckoo::StaticBuildWorkingBytes) and the block, released when the
 //     build ends;
@@ -282,10 +282,17 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   // same altered hash. A mismatch returns Corruption, which fails the flush
   // or compaction, with an always-match block.
   Slice Finish(std::unique_ptr<const char[]>* buf, Status* status) override {
-    std::deque<uint64_t> hashes;
-    hashes.swap(hashes_);
-    std::deque<ReservationHandle> hash_reservations;
-    hash_reservations.swap(hash_reservations_);
+    // Whatever happens below, the next filter starts from nothing. The
+    // hashes stay in hashes_ for the build: moving them out would leave an
+    // empty deque behind, which allocates.
+    struct StartOver {
+      CuckooFilterBitsBuilder* builder;
+      ~StartOver() {
+        builder->hashes_.clear();
+        builder->hash_reservations_.clear();
+      }
+    } start_over{this};
+    std::deque<uint64_t>& hashes = hashes_;
     const uint64_t arrived_checksum = hashes_checksum_;
     hashes_checksum_ = 0;
     has_last_key_ = false;
@@ -294,19 +301,22 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     verify_reservations_.clear();
     if (status != nullptr) *status = Status::OK();
 
+    const size_t entries = hashes.size();
     EncodedBlock block;
     try {
       if (fault_hook_) fault_hook_(BuildStage::kBeforeBuild, &hashes);
-      const bool rounded = rounding_balance_ != nullptr && !hashes.empty();
+      const bool rounded = rounding_balance_ != nullptr && entries > 0;
       const cuckoo::TableGeometry geometry =
-          rounded ? ChooseRounded(hashes.size())
-                  : PlannedGeometry(config_, hashes.size());
+          rounded ? ChooseRounded(entries) : PlannedGeometry(config_, entries);
       ReservationHandle working;
-      if (!ReserveWorkingMemory(geometry, hashes.size(), &working)) {
+      if (!ReserveWorkingMemory(geometry, entries, &working)) {
         return FinishAlwaysMatch(buf);
       }
-      block = rounded ? EncodeRoundedBlock(hashes, geometry)
-                      : EncodeTableBlock(hashes, config_);
+      std::optional<cuckoo::StaticPlacement> placement =
+          rounded ? cuckoo::PlaceStaticWithBuckets(hashes, geometry.layout,
+                                                   geometry.num_buckets)
+                  : cuckoo::PlaceStatic(hashes, config_.layout,
+                                        config_.load_factor);
       if (fault_hook_) fault_hook_(BuildStage::kAfterBuild, &hashes);
       if (verify_after_construction_) {
         uint64_t checksum = 0;
@@ -320,8 +330,17 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
           return FinishAlwaysMatch(buf);
         }
         verify_hashes_.swap(hashes);
-        verify_reservations_.swap(hash_reservations);
+        verify_reservations_.swap(hash_reservations_);
+      } else {
+        // The placement was the hashes' last reader: let them go before the
+        // block is allocated, so that the build's peak holds the hashes or
+        // the block, never both.
+        hashes.clear();
+        hash_reservations_.clear();
       }
+      block = EncodePlacement(*placement);
+      if (rounded) UpdateRoundingBalance(*placement);
+      placement.reset();
       ReserveFinishedBlock(block.size);
     } catch (const std::exception& e) {
       // Too many keys for one table (over 2^32 buckets) or out of memory: an
@@ -332,7 +351,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
                                info_log_,
                                "[cuckoofilter] cannot build a filter for %zu "
                                "keys (%s); writing an always-match filter",
-                               hashes.size(), e.what());
+                               entries, e.what());
       }
       return FinishAlwaysMatch(buf);
     }
@@ -344,10 +363,15 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   // Finish must match the filter it produced.
   Status MaybePostVerify(const Slice& filter_content) override {
     if (verify_hashes_.empty()) return Status::OK();
-    std::deque<uint64_t> hashes;
-    hashes.swap(verify_hashes_);
-    std::deque<ReservationHandle> reservations;
-    reservations.swap(verify_reservations_);
+    // Released on return, whatever it is.
+    struct Release {
+      CuckooFilterBitsBuilder* builder;
+      ~Release() {
+        builder->verify_hashes_.clear();
+        builder->verify_reservations_.clear();
+      }
+    } release{this};
+    const std::deque<uint64_t>& hashes = verify_hashes_;
     const DecodedBlock block =
         DecodeBlock(reinterpret_cast<const uint8_t*>(filter_content.data()),
                     filter_content.size());
@@ -464,18 +488,12 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     return ChooseRoundedGeometry(config_, entries, rounding_balance_->load(),
                                  &rounded_target_fpr_);
   }
-  EncodedBlock EncodeRoundedBlock(const std::deque<uint64_t>& hashes,
-                                  const cuckoo::TableGeometry& geometry) {
-    const double target_fpr = rounded_target_fpr_;
-    EncodedBlock block = EncodeTableBlockWithBuckets(hashes, geometry.layout,
-                                                     geometry.num_buckets);
-    const DecodedBlock built = DecodeBlock(
-        reinterpret_cast<const uint8_t*>(block.data.get()), block.size);
+  void UpdateRoundingBalance(const cuckoo::StaticPlacement& placement) {
     const double built_fpr =
-        cuckoo::GeometryOf(built.layout, built.num_buckets, hashes.size())
+        cuckoo::GeometryOf(placement.layout(), placement.num_buckets(),
+                           placement.stats().input_hashes)
             .expected_fpr;
-    rounding_balance_->fetch_add(BalanceUnits(built_fpr - target_fpr));
-    return block;
+    rounding_balance_->fetch_add(BalanceUnits(built_fpr - rounded_target_fpr_));
   }
 
   const cuckoo::FilterConfig config_;
@@ -489,8 +507,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   double rounded_target_fpr_ = 0.0;
   // Charging to the block cache (above), or null.
   const std::shared_ptr<CacheReservationManager> reservations_;
-  std::deque<ReservationHandle> hash_reservations_;
-  std::deque<ReservationHandle> verify_reservations_;
+  std::vector<ReservationHandle> hash_reservations_;
+  std::vector<ReservationHandle> verify_reservations_;
   std::vector<ReservationHandle> block_reservations_;
   const BuildFaultHook fault_hook_;
   // A deque grows without copying, so its peak is the hashes themselves.

@@ -232,13 +232,19 @@ struct PlainWordBucket {
     bits::Flip(data, uint64_t{bucket} * kBits, uint64_t{from ^ to} << shift);
     return true;
   }
-  // BucketTable::WriteBucket for this layout: slots[0, kBucketSize).
-  static void Store(uint8_t* data, uint32_t bucket, const uint32_t* slots) {
+  // The kBits-bit word of a bucket holding slots[0, kBucketSize).
+  CUCKOO_ALWAYS_INLINE static uint64_t Encode(const uint32_t* slots) {
     uint64_t word = 0;
     for (int slot = 0; slot < kBucketSize; ++slot) {
       word |= uint64_t{slots[slot]} << (slot * kFingerprintBits);
     }
-    bits::Flip(data, uint64_t{bucket} * kBits, Read(data, bucket) ^ word);
+    return word;
+  }
+  // BucketTable::WriteBucket for this layout: slots[0, kBucketSize).
+  CUCKOO_ALWAYS_INLINE static void Store(uint8_t* data, uint32_t bucket,
+                                         const uint32_t* slots) {
+    bits::Flip(data, uint64_t{bucket} * kBits,
+               Read(data, bucket) ^ Encode(slots));
   }
   // BucketTable::Swap for this layout: `fingerprint` goes into `slot`, and
   // what was there is returned.
@@ -255,17 +261,25 @@ struct PlainWordBucket {
 
 // Ascending order of four values with five compare-exchanges: the order of
 // a semi-sorted bucket's slots.
+// Branch-free: the order of a bucket's fingerprints is random, and a branch
+// per compare-exchange mispredicts half the time.
 inline void SortFour(uint32_t* v) {
-  auto exchange = [v](int a, int b) {
-    const uint32_t low = std::min(v[a], v[b]);
-    v[b] = std::max(v[a], v[b]);
-    v[a] = low;
+  uint32_t s0 = v[0], s1 = v[1], s2 = v[2], s3 = v[3];
+  auto exchange = [](uint32_t& low, uint32_t& high) {
+    const uint32_t out_of_order = 0u - static_cast<uint32_t>(high < low);
+    const uint32_t change = (low ^ high) & out_of_order;
+    low ^= change;
+    high ^= change;
   };
-  exchange(0, 1);
-  exchange(2, 3);
-  exchange(0, 2);
-  exchange(1, 3);
-  exchange(1, 2);
+  exchange(s0, s1);
+  exchange(s2, s3);
+  exchange(s0, s2);
+  exchange(s1, s3);
+  exchange(s1, s2);
+  v[0] = s0;
+  v[1] = s1;
+  v[2] = s2;
+  v[3] = s3;
 }
 
 // A semi-sorted 4-slot layout fixed at compile time, for buckets that one
@@ -332,11 +346,16 @@ struct SemiSortedWordBucket {
     bits::Flip(data, uint64_t{bucket} * kBits, word ^ EncodeSorting(slots));
     return true;
   }
-  // BucketTable::WriteBucket for this layout: slots[0, 4), stored sorted.
-  static void Store(uint8_t* data, uint32_t bucket, const uint32_t* slots) {
+  // The kBits-bit word of a bucket holding slots[0, 4), sorted.
+  CUCKOO_ALWAYS_INLINE static uint64_t Encode(const uint32_t* slots) {
     uint32_t sorted[4] = {slots[0], slots[1], slots[2], slots[3]};
+    return EncodeSorting(sorted);
+  }
+  // BucketTable::WriteBucket for this layout: slots[0, 4), stored sorted.
+  CUCKOO_ALWAYS_INLINE static void Store(uint8_t* data, uint32_t bucket,
+                                         const uint32_t* slots) {
     bits::Flip(data, uint64_t{bucket} * kBits,
-               Read(data, bucket) ^ EncodeSorting(sorted));
+               Read(data, bucket) ^ Encode(slots));
   }
   // BucketTable::Swap for this layout: slot k is the k-th smallest
   // fingerprint; `fingerprint` takes its place, and it is returned.
@@ -412,7 +431,7 @@ struct SemiSortedWordBucket {
     }
   }
   // Sorts four fingerprints and returns them as a bucket word.
-  static uint64_t EncodeSorting(uint32_t* slots) {
+  CUCKOO_ALWAYS_INLINE static uint64_t EncodeSorting(uint32_t* slots) {
     SortFour(slots);
     uint64_t word = semi_sort::EncodeSortedNibbles(
         slots[0] >> kLowBits, slots[1] >> kLowBits, slots[2] >> kLowBits,
@@ -705,6 +724,45 @@ void LocatePrefetchProbe(const BucketTableView& view, size_t count,
   }
 }
 
+// Stores fingerprints in[0, layout.bucket_size) (0 = empty) into bucket
+// `bucket` of the packed table at `data`, whatever it held. Semi-sorted
+// buckets are stored sorted, so slot order is not preserved.
+inline void WriteBucketBits(const BucketLayout& layout, uint8_t* data,
+                            uint32_t bucket, const uint32_t* in) {
+  const int fingerprint_bits = layout.fingerprint_bits;
+  uint64_t position = static_cast<uint64_t>(bucket) * layout.BitsPerBucket();
+  if (layout.semi_sorted) {
+    uint32_t sorted[4] = {in[0], in[1], in[2], in[3]};
+    SortFour(sorted);
+    const int low_bits = fingerprint_bits - semi_sort::kNibbleBits;
+    const uint64_t code = semi_sort::EncodeSortedNibbles(
+        sorted[0] >> low_bits, sorted[1] >> low_bits, sorted[2] >> low_bits,
+        sorted[3] >> low_bits);
+    const uint64_t low_mask = bits::Mask(low_bits);
+    if (layout.BitsPerBucket() <= 57) {
+      // The whole bucket as one word, one write.
+      uint64_t word = code;
+      for (int slot = 0; slot < 4; ++slot) {
+        word |= (sorted[slot] & low_mask)
+                << (semi_sort::kCodeBits + slot * low_bits);
+      }
+      bits::Write(data, position, layout.BitsPerBucket(), word);
+      return;
+    }
+    bits::Write(data, position, semi_sort::kCodeBits, code);
+    position += semi_sort::kCodeBits;
+    for (int slot = 0; slot < 4; ++slot) {
+      bits::Write(data, position + slot * low_bits, low_bits,
+                  sorted[slot] & low_mask);
+    }
+    return;
+  }
+  for (int slot = 0; slot < layout.bucket_size; ++slot) {
+    bits::Write(data, position + slot * fingerprint_bits, fingerprint_bits,
+                in[slot]);
+  }
+}
+
 // A packed table that owns its bytes (data plus zero padding).
 class BucketTable {
  public:
@@ -779,42 +837,10 @@ class BucketTable {
     return SwapSlotBySlot(bucket, slot, fingerprint);
   }
 
-  // Stores fingerprints in[0, bucket_size) (0 = empty) into the bucket.
-  // Semi-sorted buckets are stored sorted, so slot order is not preserved.
+  // Stores fingerprints in[0, bucket_size) (0 = empty) into the bucket
+  // (WriteBucketBits).
   void WriteBucket(uint32_t bucket, const uint32_t* in) {
-    const int fingerprint_bits = layout_.fingerprint_bits;
-    uint64_t position = static_cast<uint64_t>(bucket) * layout_.BitsPerBucket();
-    uint8_t* data = bytes_.data();
-    if (layout_.semi_sorted) {
-      uint32_t sorted[4] = {in[0], in[1], in[2], in[3]};
-      SortFour(sorted);
-      const int low_bits = fingerprint_bits - semi_sort::kNibbleBits;
-      const uint64_t code = semi_sort::EncodeSortedNibbles(
-          sorted[0] >> low_bits, sorted[1] >> low_bits, sorted[2] >> low_bits,
-          sorted[3] >> low_bits);
-      const uint64_t low_mask = bits::Mask(low_bits);
-      if (layout_.BitsPerBucket() <= 57) {
-        // The whole bucket as one word, one write.
-        uint64_t word = code;
-        for (int slot = 0; slot < 4; ++slot) {
-          word |= (sorted[slot] & low_mask)
-                  << (semi_sort::kCodeBits + slot * low_bits);
-        }
-        bits::Write(data, position, layout_.BitsPerBucket(), word);
-        return;
-      }
-      bits::Write(data, position, semi_sort::kCodeBits, code);
-      position += semi_sort::kCodeBits;
-      for (int slot = 0; slot < 4; ++slot) {
-        bits::Write(data, position + slot * low_bits, low_bits,
-                    sorted[slot] & low_mask);
-      }
-      return;
-    }
-    for (int slot = 0; slot < layout_.bucket_size; ++slot) {
-      bits::Write(data, position + slot * fingerprint_bits, fingerprint_bits,
-                  in[slot]);
-    }
+    WriteBucketBits(layout_, bytes_.data(), bucket, in);
   }
 
  private:
@@ -861,8 +887,9 @@ class BucketTable {
 // The table type that the dynamic filter, the static builder and the
 // plugin's reader share: a key's position (Locate and AltBucket, over the
 // table's CuckooHashing), the probe of its two buckets (Contains), a
-// bucket's slots (ReadBucket, as the view's), and the writes (Replace, Swap
-// and WriteBucket, as BucketTable's). Both buckets are always probed, with
+// bucket's slots (ReadBucket, as the view's), and the writes (Replace and
+// Swap, as BucketTable's, and WriteBucket into packed bytes, as
+// WriteBucketBits). Both buckets are always probed, with
 // no branch between their loads, so that the loads overlap and no branch
 // depends on what the table holds.
 //
@@ -884,9 +911,10 @@ struct CompiledTable {
                                                  uint32_t fingerprint) {
     return hashing.template AltBucketCompiled<kPowerOfTwo>(bucket, fingerprint);
   }
-  static void WriteBucket(BucketTable* table, uint32_t bucket,
-                          const uint32_t* slots) {
-    Bucket::Store(table->mutable_bytes().data(), bucket, slots);
+  CUCKOO_ALWAYS_INLINE static void WriteBucket(const BucketLayout&,
+                                               uint8_t* data, uint32_t bucket,
+                                               const uint32_t* slots) {
+    Bucket::Store(data, bucket, slots);
   }
   CUCKOO_ALWAYS_INLINE static bool Replace(BucketTable* table, uint32_t bucket,
                                            uint32_t from, uint32_t to) {
@@ -924,9 +952,9 @@ struct AnyLayoutTable {
                                                  uint32_t fingerprint) {
     return hashing.AltBucket(bucket, fingerprint);
   }
-  static void WriteBucket(BucketTable* table, uint32_t bucket,
-                          const uint32_t* slots) {
-    table->WriteBucket(bucket, slots);
+  static void WriteBucket(const BucketLayout& layout, uint8_t* data,
+                          uint32_t bucket, const uint32_t* slots) {
+    WriteBucketBits(layout, data, bucket, slots);
   }
   static bool Replace(BucketTable* table, uint32_t bucket, uint32_t from,
                       uint32_t to) {

@@ -29,16 +29,31 @@
 // The table is sized from the number of hashes given. When shared entries
 // leave it noticeably emptier than planned (repeated keys that were not
 // adjacent in the input), it is rebuilt once at the size of what it stores,
-// so a filter's size follows its distinct keys. The work array holds one
-// 16-bit word per slot for fingerprints up to 16 bits (32-bit above), zero
-// meaning empty and each bucket filled from its first slot; the packed (and
-// possibly semi-sorted) table is written once at the end.
+// so a filter's size follows its distinct keys.
+//
+// Memory
+// ------
+// The placement works on a work array, zero meaning an empty slot and each
+// bucket filled from its first slot: for the compiled 4-slot layouts, the
+// fingerprints' bits packed as in a plain table of the layout (a 10-bit
+// fingerprint takes 10 bits, and a plain table is written by copying it),
+// else one 16-bit word per slot for fingerprints up to 16 bits (32-bit
+// above). Besides it, it holds one bit per input hash (the keys the greedy
+// pass leaves to the search, which then reads the input again in order),
+// one bit per bucket (the search's visited marks, cleared after each search)
+// and the search's queue of at most kMaxSearchNodes nodes. The result is a
+// StaticPlacement: the work array, which the caller packs (WriteTable) into
+// memory it owns, such as a filter block, after it has let go of the hashes
+// if it no longer needs them. So the peak of a build is the larger of
+// (hashes + work array + bits) and (work array + packed table), not their
+// sum.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -64,24 +79,34 @@ struct StaticBuildStats {
 
 namespace static_build_internal {
 
-// The work array of a placement: kBucketSize slots per bucket (a constant,
-// so the bucket scans below unroll), zero for empty, each bucket filled from
-// its first slot.
+// The work array of a placement, in one of two forms with the same
+// interface. Each has kSlots slots per bucket, zero for empty, each bucket
+// filled from its first slot, so that the lowest empty slot is the fill.
+
+// Slots of 16 or 32 bits, for any layout.
 template <typename Slot, uint32_t kBucketSize>
 class SlotArray {
  public:
+  static constexpr uint32_t kSlots = kBucketSize;
+  using Storage = std::vector<Slot>;
+
   explicit SlotArray(uint32_t num_buckets)
       : slots_(static_cast<size_t>(num_buckets) * kBucketSize, 0) {}
 
-  Slot* bucket(uint32_t index) {
-    return slots_.data() + static_cast<size_t>(index) * kBucketSize;
-  }
-  void Prefetch(uint32_t index) { __builtin_prefetch(bucket(index), 1); }
+  Storage Release() { return std::move(slots_); }
 
-  uint32_t Fill(uint32_t index) {
+  void Prefetch(uint32_t index) { __builtin_prefetch(bucket(index), 1); }
+  // slots[0, kSlots) of the bucket.
+  CUCKOO_ALWAYS_INLINE void Load(uint32_t index, uint32_t* slots) {
+    std::copy_n(bucket(index), kBucketSize, slots);
+  }
+  CUCKOO_ALWAYS_INLINE void Set(uint32_t index, uint32_t slot,
+                                uint32_t fingerprint) {
+    bucket(index)[slot] = static_cast<Slot>(fingerprint);
+  }
+  CUCKOO_ALWAYS_INLINE uint32_t Fill(uint32_t index) {
     const Slot* s = bucket(index);
     if constexpr (kOneWord) {
-      // Slots fill from the front, so the lowest zero lane is the fill.
       const uint64_t empty = bits::ZeroLanes(Word(s), kLaneOnes, kLaneTops);
       return empty == 0
                  ? kBucketSize
@@ -91,7 +116,7 @@ class SlotArray {
     for (uint32_t k = 0; k < kBucketSize; ++k) fill += s[k] != 0;
     return fill;
   }
-  bool Holds(uint32_t index, uint32_t fingerprint) {
+  CUCKOO_ALWAYS_INLINE bool Holds(uint32_t index, uint32_t fingerprint) {
     const Slot* s = bucket(index);
     if constexpr (kOneWord) {
       return bits::ZeroLanes(Word(s) ^ (fingerprint * kLaneOnes), kLaneOnes,
@@ -101,12 +126,12 @@ class SlotArray {
     for (uint32_t k = 0; k < kBucketSize; ++k) found |= s[k] == fingerprint;
     return found;
   }
-  // Appends to a bucket that has room.
-  void Append(uint32_t index, uint32_t fingerprint) {
-    bucket(index)[Fill(index)] = static_cast<Slot>(fingerprint);
-  }
 
  private:
+  Slot* bucket(uint32_t index) {
+    return slots_.data() + static_cast<size_t>(index) * kBucketSize;
+  }
+
   // A bucket of one 64-bit word (4 x 16 or 2 x 32 bits) is scanned lane-wise
   // in parallel.
   static constexpr bool kOneWord = sizeof(Slot) * kBucketSize == 8;
@@ -132,47 +157,113 @@ class SlotArray {
     return word;
   }
 
-  std::vector<Slot> slots_;
+  Storage slots_;
 };
+
+// Four slots of exactly the fingerprint's bits per bucket, packed one bucket
+// after another: the bits of a plain table of the layout
+// (PlainWordBucket<4, kFingerprintBits>), for the compiled 4-slot layouts
+// whose buckets one 8-byte load reads. A 10-bit fingerprint takes 10 bits
+// instead of a 16-bit slot's, and the placement's memory shrinks with it.
+template <int kFingerprintBits>
+class PackedSlotArray {
+ public:
+  using Lanes = PlainWordBucket<4, kFingerprintBits>;
+  static constexpr uint32_t kSlots = 4;
+  using Storage = std::vector<uint8_t>;
+
+  explicit PackedSlotArray(uint32_t num_buckets)
+      : bytes_(TableDataBytes(BucketLayout{4, kFingerprintBits, false},
+                              num_buckets) +
+                   kTablePaddingBytes,
+               0) {}
+
+  Storage Release() { return std::move(bytes_); }
+
+  void Prefetch(uint32_t index) {
+    __builtin_prefetch(bytes_.data() + uint64_t{index} * Lanes::kBits / 8, 1);
+  }
+  CUCKOO_ALWAYS_INLINE void Load(uint32_t index, uint32_t* slots) {
+    Lanes::Load(bytes_.data(), index, slots);
+  }
+  CUCKOO_ALWAYS_INLINE void Set(uint32_t index, uint32_t slot,
+                                uint32_t fingerprint) {
+    Lanes::Swap(bytes_.data(), index, static_cast<int>(slot), fingerprint);
+  }
+  CUCKOO_ALWAYS_INLINE uint32_t Fill(uint32_t index) {
+    const uint64_t empty = bits::ZeroLanes(Lanes::Read(bytes_.data(), index),
+                                           Lanes::kOnes, Lanes::kTops);
+    return empty == 0 ? 4
+                      : static_cast<uint32_t>(__builtin_ctzll(empty)) /
+                            kFingerprintBits;
+  }
+  CUCKOO_ALWAYS_INLINE bool Holds(uint32_t index, uint32_t fingerprint) {
+    return Lanes::Contains(bytes_.data(), index, fingerprint);
+  }
+
+ private:
+  Storage bytes_;
+};
+
+// Whether PackedSlotArray holds the work of a compiled bucket type.
+template <typename Bucket>
+inline constexpr bool kPackedWork = Bucket::kSlots == 4 &&
+                                    (Bucket::kFingerprintBits <= 14 ||
+                                     Bucket::kFingerprintBits == 16);
+
+// The two checks of a key's buckets that every pass makes.
+template <typename Array>
+CUCKOO_ALWAYS_INLINE void PrefetchBoth(Array& slots, const KeyPosition& key) {
+  slots.Prefetch(key.bucket);
+  slots.Prefetch(key.alternate);
+}
+// True when one of the key's buckets already holds its fingerprint: one
+// entry serves both keys.
+template <typename Array>
+CUCKOO_ALWAYS_INLINE bool HoldsEither(Array& slots, const KeyPosition& key) {
+  return slots.Holds(key.bucket, key.fingerprint) ||
+         slots.Holds(key.alternate, key.fingerprint);
+}
 
 // Breadth-first search for a path of moves that frees a slot in one of the
 // key's buckets, then the moves and the placement. False if the bounded
 // search finds no free slot.
-template <typename Slot, uint32_t kBucketSize, typename Table>
+template <typename Array, typename Table>
 class AugmentingPathSearch {
  public:
-  AugmentingPathSearch(const CuckooHashing& hashing,
-                       SlotArray<Slot, kBucketSize>* slots)
+  static constexpr uint32_t kSlots = Array::kSlots;
+
+  AugmentingPathSearch(const CuckooHashing& hashing, Array* slots)
       : hashing_(hashing),
         slots_(*slots),
-        visited_epoch_(hashing.num_buckets(), 0) {}
+        visited_(hashing.num_buckets() / 64 + 1, 0) {}
 
   bool Place(const KeyPosition& key, uint64_t* searched_nodes) {
-    ++epoch_;
+    for (const Node& node : queue_) ClearVisited(node.bucket);
     queue_.clear();
     Visit(key.bucket, -1, 0);
     Visit(key.alternate, -1, 0);
     for (size_t head = 0; head < queue_.size(); ++head) {
       const uint32_t bucket = queue_[head].bucket;
-      // The b targets are independent cache misses: start them all at once.
-      uint32_t targets[kBucketSize];
-      for (uint32_t slot = 0; slot < kBucketSize; ++slot) {
-        targets[slot] =
-            Table::AltBucket(hashing_, bucket, slots_.bucket(bucket)[slot]);
+      uint32_t moving[kSlots];
+      slots_.Load(bucket, moving);
+      // The targets are independent cache misses: start them all at once.
+      uint32_t targets[kSlots];
+      for (uint32_t slot = 0; slot < kSlots; ++slot) {
+        targets[slot] = Table::AltBucket(hashing_, bucket, moving[slot]);
         slots_.Prefetch(targets[slot]);
-        __builtin_prefetch(&visited_epoch_[targets[slot]]);
+        __builtin_prefetch(&visited_[targets[slot] / 64]);
       }
-      for (uint32_t slot = 0; slot < kBucketSize; ++slot) {
-        const uint32_t moving = slots_.bucket(bucket)[slot];
+      for (uint32_t slot = 0; slot < kSlots; ++slot) {
         const uint32_t target = targets[slot];
-        if (slots_.Fill(target) < kBucketSize) {
-          slots_.Append(target, moving);
+        const uint32_t fill = slots_.Fill(target);
+        if (fill < kSlots) {
+          slots_.Set(target, fill, moving[slot]);
           ShiftAlongPath(head, slot, key.fingerprint);
           *searched_nodes += queue_.size();
           return true;
         }
-        if (queue_.size() < kMaxSearchNodes &&
-            visited_epoch_[target] != epoch_) {
+        if (queue_.size() < kMaxSearchNodes && !IsVisited(target)) {
           Visit(target, static_cast<int32_t>(head), slot);
         }
       }
@@ -181,18 +272,26 @@ class AugmentingPathSearch {
     return false;
   }
 
- private:
   static constexpr size_t kMaxSearchNodes = 8192;
 
   struct Node {
     uint32_t bucket;
-    int32_t parent;  // index in queue_, -1 for the key's own buckets
-    uint32_t slot;   // slot of the parent bucket whose fingerprint moves here
+    int16_t parent;  // index in queue_, -1 for the key's own buckets
+    uint8_t slot;    // slot of the parent bucket whose fingerprint moves here
   };
+  static_assert(kMaxSearchNodes <= 32768 && kSlots <= 256);
 
+ private:
   void Visit(uint32_t bucket, int32_t parent, uint32_t slot) {
-    visited_epoch_[bucket] = epoch_;
-    queue_.push_back({bucket, parent, slot});
+    visited_[bucket / 64] |= uint64_t{1} << (bucket % 64);
+    queue_.push_back(
+        {bucket, static_cast<int16_t>(parent), static_cast<uint8_t>(slot)});
+  }
+  bool IsVisited(uint32_t bucket) const {
+    return (visited_[bucket / 64] >> (bucket % 64)) & 1;
+  }
+  void ClearVisited(uint32_t bucket) {
+    visited_[bucket / 64] &= ~(uint64_t{1} << (bucket % 64));
   }
 
   // The fingerprint in (queue_[node].bucket, slot) has just moved out; each
@@ -202,54 +301,53 @@ class AugmentingPathSearch {
     uint32_t free_bucket = queue_[node].bucket;
     uint32_t free_slot = slot;
     for (const Node* child = &queue_[node]; child->parent >= 0;) {
-      const uint32_t parent_bucket =
-          queue_[static_cast<size_t>(child->parent)].bucket;
-      slots_.bucket(free_bucket)[free_slot] =
-          slots_.bucket(parent_bucket)[child->slot];
-      free_bucket = parent_bucket;
+      const Node& parent = queue_[static_cast<size_t>(child->parent)];
+      uint32_t parent_slots[kSlots];
+      slots_.Load(parent.bucket, parent_slots);
+      slots_.Set(free_bucket, free_slot, parent_slots[child->slot]);
+      free_bucket = parent.bucket;
       free_slot = child->slot;
-      child = &queue_[static_cast<size_t>(child->parent)];
+      child = &parent;
     }
-    slots_.bucket(free_bucket)[free_slot] = static_cast<Slot>(fingerprint);
+    slots_.Set(free_bucket, free_slot, fingerprint);
   }
 
   const CuckooHashing& hashing_;
-  SlotArray<Slot, kBucketSize>& slots_;
+  Array& slots_;
   std::vector<Node> queue_;
-  std::vector<uint32_t> visited_epoch_;
-  uint32_t epoch_ = 0;
+  // One bit per bucket: set for the buckets in queue_, clear for the others.
+  std::vector<uint64_t> visited_;
 };
 
-// Table is the table type of the layout and of hashing's bucket count
-// (VisitTable): its Locate and AltBucket map the keys, and it writes the
-// packed table.
-template <typename Slot, uint32_t kBucketSize, typename Table, typename Hashes>
-std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
-                                           const BucketLayout& layout,
-                                           const CuckooHashing& hashing,
-                                           StaticBuildStats* stats) {
+// Places `hashes` into hashing.num_buckets() buckets of a work array: true,
+// with the array's storage in *placed and counts in *stats, or false when
+// the bounded search cannot place some key. Table is the table type of the
+// layout and of hashing's bucket count (VisitTable): its Locate and
+// AltBucket map the keys.
+template <typename Array, typename Table, typename Hashes>
+bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
+                     typename Array::Storage* placed, StaticBuildStats* stats) {
   // Far enough ahead to cover a memory access, near enough to stay cached.
   constexpr size_t kPrefetchDistance = 8;
-  const uint32_t num_buckets = hashing.num_buckets();
-  constexpr uint32_t b = kBucketSize;
-  SlotArray<Slot, kBucketSize> slots(num_buckets);
+  Array slots(hashing.num_buckets());
 
-  std::vector<uint64_t> unplaced;
+  // One bit per input hash, set for the keys the greedy pass leaves to the
+  // search.
+  std::vector<uint64_t> left_for_search((hashes.size() + 63) / 64, 0);
+  bool any_left = false;
   // Iterators rather than indexes: a deque's iterator steps cheaply, its
   // operator[] does not.
   auto ahead = hashes.begin();
   for (size_t i = 0; i < kPrefetchDistance && ahead != hashes.end(); ++i) {
     ++ahead;
   }
-  for (auto next = hashes.begin(); next != hashes.end(); ++next) {
+  size_t index = 0;
+  for (auto next = hashes.begin(); next != hashes.end(); ++next, ++index) {
     if (ahead != hashes.end()) {
-      const KeyPosition later = Table::Locate(hashing, *ahead++);
-      slots.Prefetch(later.bucket);
-      slots.Prefetch(later.alternate);
+      PrefetchBoth(slots, Table::Locate(hashing, *ahead++));
     }
     const KeyPosition key = Table::Locate(hashing, *next);
-    if (slots.Holds(key.bucket, key.fingerprint) ||
-        slots.Holds(key.alternate, key.fingerprint)) {
+    if (HoldsEither(slots, key)) {
       ++stats->shared_entries;
       continue;
     }
@@ -259,110 +357,294 @@ std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
     const bool to_alternate = alternate_fill < primary_fill;
     const uint32_t target = to_alternate ? key.alternate : key.bucket;
     const uint32_t fill = to_alternate ? alternate_fill : primary_fill;
-    if (fill < b) {
-      slots.bucket(target)[fill] = static_cast<Slot>(key.fingerprint);
+    if (fill < Array::kSlots) {
+      slots.Set(target, fill, key.fingerprint);
       ++stats->placed_greedily;
     } else {
-      unplaced.push_back(*next);
+      left_for_search[index / 64] |= uint64_t{1} << (index % 64);
+      any_left = true;
     }
   }
 
-  if (!unplaced.empty()) {
-    AugmentingPathSearch<Slot, kBucketSize, Table> search(hashing, &slots);
-    for (size_t i = 0; i < unplaced.size(); ++i) {
-      if (i + kPrefetchDistance < unplaced.size()) {
-        const KeyPosition later =
-            Table::Locate(hashing, unplaced[i + kPrefetchDistance]);
-        slots.Prefetch(later.bucket);
-        slots.Prefetch(later.alternate);
+  if (any_left) {
+    // The keys left, read again from the input in order.
+    auto input = hashes.begin();
+    size_t input_index = 0;
+    size_t word = 0;
+    uint64_t word_bits = left_for_search[0];
+    auto next_left = [&](uint64_t* hash) {
+      while (word_bits == 0) {
+        if (word + 1 == left_for_search.size()) return false;
+        word_bits = left_for_search[++word];
       }
-      const KeyPosition key = Table::Locate(hashing, unplaced[i]);
-      // An earlier key of this list may have placed the same entry.
-      if (slots.Holds(key.bucket, key.fingerprint) ||
-          slots.Holds(key.alternate, key.fingerprint)) {
+      const size_t position =
+          word * 64 + static_cast<size_t>(__builtin_ctzll(word_bits));
+      word_bits &= word_bits - 1;
+      std::advance(input, position - input_index);
+      input_index = position;
+      *hash = *input;
+      return true;
+    };
+    // The next kPrefetchDistance of them, their buckets prefetched.
+    uint64_t pending[kPrefetchDistance];
+    size_t first = 0;
+    size_t count = 0;
+    while (count < kPrefetchDistance && next_left(&pending[count])) {
+      PrefetchBoth(slots, Table::Locate(hashing, pending[count++]));
+    }
+    AugmentingPathSearch<Array, Table> search(hashing, &slots);
+    while (count > 0) {
+      const KeyPosition key = Table::Locate(hashing, pending[first]);
+      first = (first + 1) % kPrefetchDistance;
+      --count;
+      uint64_t later;
+      if (next_left(&later)) {
+        pending[(first + count++) % kPrefetchDistance] = later;
+        PrefetchBoth(slots, Table::Locate(hashing, later));
+      }
+      // An earlier key of this pass may have placed the same entry.
+      if (HoldsEither(slots, key)) {
         ++stats->shared_entries;
         continue;
       }
-      if (!search.Place(key, &stats->searched_nodes)) return std::nullopt;
+      if (!search.Place(key, &stats->searched_nodes)) return false;
       ++stats->placed_by_search;
     }
   }
-
-  BucketTable table(layout, num_buckets);
-  uint32_t scratch[kMaxBucketSize] = {};
-  for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
-    const Slot* s = slots.bucket(bucket);
-    if (s[0] == 0) continue;
-    std::copy_n(s, b, scratch);
-    Table::WriteBucket(&table, bucket, scratch);
-  }
-  return table;
+  *placed = slots.Release();
+  return true;
 }
 
 }  // namespace static_build_internal
 
-// Places hashes (any order, repeats allowed) into a table of num_buckets
-// (even) buckets. Returns nullopt when the bounded search cannot place some
-// key. Counts into *stats, which the caller resets. Hashes is any container
-// of uint64_t with size() and forward iterators: a std::vector, or a
-// std::deque, which grows without copying or doubling its memory.
+// Every key placed, before packing: the work array of a table that holds
+// them all, and how they got there. WriteTable packs it into memory the
+// caller owns.
+class StaticPlacement {
+ public:
+  // `work` is the storage of a work array: slots of uint16_t (fingerprints
+  // up to 16 bits) or uint32_t, layout.bucket_size per bucket, 0 for empty,
+  // each bucket filled from its first slot; or, as bytes, the packed form of
+  // a compiled 4-slot layout (static_build_internal::PackedSlotArray).
+  template <typename Element>
+  StaticPlacement(const BucketLayout& layout, uint32_t num_buckets,
+                  std::vector<Element> work, const StaticBuildStats& stats)
+      : layout_(layout), num_buckets_(num_buckets), stats_(stats) {
+    if constexpr (std::is_same_v<Element, uint16_t>) {
+      narrow_slots_ = std::move(work);
+    } else if constexpr (std::is_same_v<Element, uint32_t>) {
+      wide_slots_ = std::move(work);
+    } else {
+      static_assert(std::is_same_v<Element, uint8_t>);
+      packed_slots_ = std::move(work);
+    }
+  }
+
+  const BucketLayout& layout() const { return layout_; }
+  uint32_t num_buckets() const { return num_buckets_; }
+  const StaticBuildStats& stats() const { return stats_; }
+  // TableDataBytes(layout(), num_buckets()) + kTablePaddingBytes.
+  uint64_t table_bytes() const {
+    return TableDataBytes(layout_, num_buckets_) + kTablePaddingBytes;
+  }
+
+  // Writes table_bytes() bytes at `out` (any alignment): the packed (and
+  // possibly semi-sorted) table, then its zero padding.
+  void WriteTable(uint8_t* out) const {
+    const CuckooHashing hashing(num_buckets_, layout_.fingerprint_bits);
+    VisitTable(layout_, hashing, [&](auto table_type) {
+      using Table = decltype(table_type);
+      if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
+        if (layout_.fingerprint_bits <= 16) {
+          WriteAnyLayout(narrow_slots_.data(), out);
+        } else {
+          WriteAnyLayout(wide_slots_.data(), out);
+        }
+      } else {
+        using Bucket = typename Table::BucketType;
+        if constexpr (static_build_internal::kPackedWork<Bucket>) {
+          using Packed =
+              static_build_internal::PackedSlotArray<Bucket::kFingerprintBits>;
+          if (!layout_.semi_sorted) {
+            // The work array is the table.
+            std::memcpy(out, packed_slots_.data(),
+                        static_cast<size_t>(table_bytes()));
+            return;
+          }
+          StreamBuckets<Bucket>(out, [&](uint32_t bucket, uint32_t* slots) {
+            Packed::Lanes::Load(packed_slots_.data(), bucket, slots);
+          });
+        } else {
+          StreamBuckets<Bucket>(out, [&](uint32_t bucket, uint32_t* slots) {
+            std::copy_n(narrow_slots_.data() + size_t{bucket} * 4, 4, slots);
+          });
+        }
+      }
+    });
+  }
+
+  BucketTable ToTable() const {
+    BucketTable table(layout_, num_buckets_);
+    WriteTable(table.mutable_bytes().data());
+    return table;
+  }
+
+ private:
+  // Any layout: each nonempty bucket into a zeroed table, in place.
+  template <typename Slot>
+  void WriteAnyLayout(const Slot* slots, uint8_t* out) const {
+    std::memset(out, 0, static_cast<size_t>(table_bytes()));
+    const uint32_t b = static_cast<uint32_t>(layout_.bucket_size);
+    uint32_t scratch[kMaxBucketSize] = {};
+    for (uint32_t bucket = 0; bucket < num_buckets_; ++bucket) {
+      const Slot* s = slots + static_cast<size_t>(bucket) * b;
+      if (s[0] == 0) continue;
+      std::copy_n(s, b, scratch);
+      WriteBucketBits(layout_, out, bucket, scratch);
+    }
+  }
+
+  // A compiled layout: the bucket words one after another, gathered in a
+  // register and stored a whole 64-bit word at a time, so that no store
+  // waits on the read of a word an earlier store touched. load(bucket,
+  // slots) gives the bucket's kSlots work slots.
+  template <typename Bucket, typename LoadBucket>
+  void StreamBuckets(uint8_t* out, const LoadBucket& load) const {
+    constexpr int kBits = Bucket::kBits;
+    uint64_t pending = 0;  // bits not yet stored, from bit 0
+    int pending_bits = 0;  // < 64
+    uint32_t slots[Bucket::kSlots];
+    for (uint32_t bucket = 0; bucket < num_buckets_; ++bucket) {
+      load(bucket, slots);
+      const uint64_t word = slots[0] == 0 ? 0 : Bucket::Encode(slots);
+      pending |= word << pending_bits;
+      pending_bits += kBits;
+      if (pending_bits >= 64) {
+        bits::StoreLittleEndian64(out, pending);
+        out += 8;
+        pending_bits -= 64;
+        pending = pending_bits == 0 ? 0 : word >> (kBits - pending_bits);
+      }
+    }
+    // The last partial word, then the padding.
+    uint8_t last[8];
+    bits::StoreLittleEndian64(last, pending);
+    const size_t last_bytes = static_cast<size_t>(pending_bits + 7) / 8;
+    std::memcpy(out, last, last_bytes);
+    std::memset(out + last_bytes, 0, kTablePaddingBytes);
+  }
+
+  BucketLayout layout_;
+  uint32_t num_buckets_;
+  StaticBuildStats stats_;
+  std::vector<uint16_t> narrow_slots_;
+  std::vector<uint32_t> wide_slots_;
+  std::vector<uint8_t> packed_slots_;
+};
+
+namespace static_build_internal {
+
+// Places hashes (any order, repeats allowed) into num_buckets (even)
+// buckets; nullopt when the bounded search cannot place some key. *attempts
+// carries the attempts and searched nodes of a build across its placements:
+// this one adds to them, and a placement's stats include them. Hashes is any
+// container of uint64_t with size() and forward iterators: a std::vector, or
+// a std::deque, which grows without copying or doubling its memory.
 template <typename Hashes>
-std::optional<BucketTable> PlaceHashes(const Hashes& hashes,
-                                       const BucketLayout& layout,
-                                       uint32_t num_buckets,
-                                       StaticBuildStats* stats) {
-  using static_build_internal::PlaceHashesWith;
+std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
+                                           const BucketLayout& layout,
+                                           uint32_t num_buckets,
+                                           StaticBuildStats* attempts) {
   const CuckooHashing hashing(num_buckets, layout.fingerprint_bits);
-  std::optional<BucketTable> table;
+  ++attempts->attempts;
+  std::optional<StaticPlacement> placement;
+  // array_type is a null pointer to the work array's type.
+  auto place = [&](auto array_type, auto table_type) {
+    using Array = std::remove_pointer_t<decltype(array_type)>;
+    using Table = decltype(table_type);
+    typename Array::Storage storage;
+    StaticBuildStats s;
+    const bool placed =
+        PlaceHashesWith<Array, Table>(hashes, hashing, &storage, &s);
+    attempts->searched_nodes += s.searched_nodes;
+    if (!placed) return;
+    s.input_hashes = hashes.size();
+    s.stored_entries = s.placed_greedily + s.placed_by_search;
+    s.searched_nodes = attempts->searched_nodes;
+    s.attempts = attempts->attempts;
+    s.num_buckets = num_buckets;
+    s.load_factor = static_cast<double>(s.stored_entries) /
+                    (static_cast<double>(num_buckets) * layout.bucket_size);
+    placement.emplace(layout, num_buckets, std::move(storage), s);
+  };
   VisitTable(layout, hashing, [&](auto table_type) {
     using Table = decltype(table_type);
     if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
       // A work slot of 16 bits for fingerprints up to 16 bits, else 32.
-      auto place = [&](auto slot) {
+      auto with_slot = [&](auto slot) {
         using Slot = decltype(slot);
         switch (layout.bucket_size) {
           case 2:
-            table =
-                PlaceHashesWith<Slot, 2, Table>(hashes, layout, hashing, stats);
+            place(static_cast<SlotArray<Slot, 2>*>(nullptr), table_type);
             break;
           case 4:
-            table =
-                PlaceHashesWith<Slot, 4, Table>(hashes, layout, hashing, stats);
+            place(static_cast<SlotArray<Slot, 4>*>(nullptr), table_type);
             break;
           default:
-            table =
-                PlaceHashesWith<Slot, 8, Table>(hashes, layout, hashing, stats);
+            place(static_cast<SlotArray<Slot, 8>*>(nullptr), table_type);
         }
       };
       if (layout.fingerprint_bits <= 16) {
-        place(uint16_t{});
+        with_slot(uint16_t{});
       } else {
-        place(uint32_t{});
+        with_slot(uint32_t{});
       }
     } else {
-      // Every compiled layout has 4 slots of at most 16 bits.
-      static_assert(Table::BucketType::kFingerprintBits <= 16);
-      table =
-          PlaceHashesWith<uint16_t, 4, Table>(hashes, layout, hashing, stats);
+      using Bucket = typename Table::BucketType;
+      if constexpr (kPackedWork<Bucket>) {
+        place(static_cast<PackedSlotArray<Bucket::kFingerprintBits>*>(nullptr),
+              table_type);
+      } else {
+        // Every compiled layout has 4 slots of at most 16 bits.
+        static_assert(Bucket::kSlots == 4 && Bucket::kFingerprintBits <= 16);
+        place(static_cast<SlotArray<uint16_t, 4>*>(nullptr), table_type);
+      }
     }
   });
-  return table;
+  return placement;
 }
 
+}  // namespace static_build_internal
+
 // The memory a placement at `num_buckets` buckets of `layout` holds besides
-// its input, for `entries` hashes, at its peak: the work slots (16 bits each
-// for fingerprints up to 16 bits, else 32), the search's visited marks (32
-// bits per bucket), the hashes the greedy pass leaves to the search (at most
-// about 6% of them at the loads of MaxLoadFactor; counted as 1/16), and the
-// packed table with its padding. For a caller that accounts for it, such as
-// the plugin's charge to RocksDB's block cache.
+// its input, for `entries` hashes, at its peak: the work array (the
+// fingerprint's bits per slot for the compiled 4-slot layouts, else 16 bits
+// per slot for fingerprints up to 16 bits and 32 above), one bit per bucket
+// and one per hash, and the search's largest queue. The packed table is the
+// caller's (StaticPlacement::WriteTable). For a caller that accounts for it,
+// such as the plugin's charge to RocksDB's block cache.
 inline uint64_t StaticBuildWorkingBytes(const BucketLayout& layout,
                                         uint64_t num_buckets,
                                         uint64_t entries) {
-  const uint64_t slot_bytes = layout.fingerprint_bits <= 16 ? 2 : 4;
-  return num_buckets * layout.bucket_size * slot_bytes + num_buckets * 4 +
-         entries / 16 * sizeof(uint64_t) + TableDataBytes(layout, num_buckets) +
-         kTablePaddingBytes;
+  using Search = static_build_internal::AugmentingPathSearch<
+      static_build_internal::SlotArray<uint16_t, 4>, AnyLayoutTable>;
+  uint64_t work_bytes = num_buckets * layout.bucket_size *
+                        (layout.fingerprint_bits <= 16 ? 2 : 4);
+  VisitCompiledBucket(layout, [&](auto bucket) {
+    if constexpr (static_build_internal::kPackedWork<decltype(bucket)>) {
+      work_bytes =
+          TableDataBytes(BucketLayout{4, layout.fingerprint_bits, false},
+                         num_buckets) +
+          kTablePaddingBytes;
+    }
+  });
+  // A queue of n nodes has a capacity under 2n, and growing it holds the
+  // old buffer (half the capacity) too.
+  const uint64_t queue_bytes =
+      3 * std::min<uint64_t>(Search::kMaxSearchNodes, num_buckets) *
+      sizeof(Search::Node);
+  return work_bytes + (num_buckets / 64 + 1) * 8 + (entries + 63) / 64 * 8 +
+         queue_bytes;
 }
 
 // Bucket count for `keys` keys at load factor `load` (even, at least 2).
@@ -413,25 +695,19 @@ namespace static_build_internal {
 // every key is placed. With resize_load > 0, shrinks it once to that load if
 // shared entries left it more than 3% emptier than planned.
 template <typename Hashes>
-BucketTable BuildGrowing(const Hashes& hashes, const BucketLayout& layout,
-                         uint32_t num_buckets, double resize_load,
-                         StaticBuildStats& s) {
+StaticPlacement PlaceGrowing(const Hashes& hashes, const BucketLayout& layout,
+                             uint32_t num_buckets, double resize_load) {
   constexpr double kResizeBelow = 0.97;
-  s = StaticBuildStats{};
-  s.input_hashes = hashes.size();
   bool resized = resize_load <= 0.0;
+  StaticBuildStats attempts;
   for (;;) {
-    ++s.attempts;
-    StaticBuildStats placement;
-    std::optional<BucketTable> table =
-        PlaceHashes(hashes, layout, num_buckets, &placement);
-    s.searched_nodes += placement.searched_nodes;
-    if (!table) {
+    std::optional<StaticPlacement> placement =
+        PlaceHashes(hashes, layout, num_buckets, &attempts);
+    if (!placement) {
       num_buckets = static_cast<uint32_t>(GrownBucketCount(num_buckets));
       continue;
     }
-    const uint64_t stored =
-        placement.placed_greedily + placement.placed_by_search;
+    const uint64_t stored = placement->stats().stored_entries;
     if (!resized && stored < kResizeBelow * hashes.size()) {
       const uint32_t fitting =
           BucketsForLoad(stored, layout.bucket_size, resize_load);
@@ -441,27 +717,19 @@ BucketTable BuildGrowing(const Hashes& hashes, const BucketLayout& layout,
         continue;
       }
     }
-    s.stored_entries = stored;
-    s.shared_entries = placement.shared_entries;
-    s.placed_greedily = placement.placed_greedily;
-    s.placed_by_search = placement.placed_by_search;
-    s.num_buckets = num_buckets;
-    s.load_factor = static_cast<double>(stored) /
-                    (static_cast<double>(num_buckets) * layout.bucket_size);
-    return std::move(*table);
+    return std::move(*placement);
   }
 }
 
 }  // namespace static_build_internal
 
-// Builds a table for `hashes` (any order, repeats allowed) at `target_load`
-// (0 < target_load <= 1), growing it until every key is placed, and shrinking
-// it once if shared entries left it more than 3% emptier than planned.
+// Places `hashes` (any order, repeats allowed) at `target_load`
+// (0 < target_load <= 1), growing the table until every key is placed, and
+// shrinking it once if shared entries left it more than 3% emptier than
+// planned.
 template <typename Hashes>
-BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
-                             double target_load,
-                             StaticBuildStats* stats = nullptr) {
-  StaticBuildStats local_stats;
+StaticPlacement PlaceStatic(const Hashes& hashes, const BucketLayout& layout,
+                            double target_load) {
   std::string problem = layout.Validate();
   if (!problem.empty())
     throw std::invalid_argument("cuckoo filter: " + problem);
@@ -470,27 +738,45 @@ BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
                                 std::to_string(target_load) +
                                 " is outside (0, 1]");
   }
-  return static_build_internal::BuildGrowing(
+  return static_build_internal::PlaceGrowing(
       hashes, layout,
       BucketsForLoad(hashes.size(), layout.bucket_size, target_load),
-      target_load, stats != nullptr ? *stats : local_stats);
+      target_load);
 }
 
-// Builds a table of `num_buckets` buckets (an even count >= 2) for `hashes`,
-// a size chosen by the caller (ChooseForTableBytes), growing it only if some
+// Places `hashes` in `num_buckets` buckets (an even count >= 2), a size
+// chosen by the caller (ChooseForTableBytes), growing the table only if some
 // key cannot be placed; it never shrinks.
+template <typename Hashes>
+StaticPlacement PlaceStaticWithBuckets(const Hashes& hashes,
+                                       const BucketLayout& layout,
+                                       uint32_t num_buckets) {
+  std::string problem = ValidateTableGeometry(layout, num_buckets);
+  if (!problem.empty())
+    throw std::invalid_argument("cuckoo filter: " + problem);
+  return static_build_internal::PlaceGrowing(hashes, layout, num_buckets, 0.0);
+}
+
+// PlaceStatic, packed into a table.
+template <typename Hashes>
+BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
+                             double target_load,
+                             StaticBuildStats* stats = nullptr) {
+  const StaticPlacement placement = PlaceStatic(hashes, layout, target_load);
+  if (stats != nullptr) *stats = placement.stats();
+  return placement.ToTable();
+}
+
+// PlaceStaticWithBuckets, packed into a table.
 template <typename Hashes>
 BucketTable BuildStaticTableWithBuckets(const Hashes& hashes,
                                         const BucketLayout& layout,
                                         uint32_t num_buckets,
                                         StaticBuildStats* stats = nullptr) {
-  StaticBuildStats local_stats;
-  std::string problem = ValidateTableGeometry(layout, num_buckets);
-  if (!problem.empty())
-    throw std::invalid_argument("cuckoo filter: " + problem);
-  return static_build_internal::BuildGrowing(
-      hashes, layout, num_buckets, 0.0,
-      stats != nullptr ? *stats : local_stats);
+  const StaticPlacement placement =
+      PlaceStaticWithBuckets(hashes, layout, num_buckets);
+  if (stats != nullptr) *stats = placement.stats();
+  return placement.ToTable();
 }
 
 }  // namespace cuckoo

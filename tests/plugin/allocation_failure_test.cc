@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// Fault injection for the builder's fallback: this program replaces the
-// global operator new, and makes large allocations fail on request, so that
-// Finish meets a real std::bad_alloc while it builds the table. The builder
-// must then write an always-match block (every read stays correct), log why
-// to the DB's info log, count it on the policy, and build normally again
-// once memory is back. Its own executable, since the replacement is global.
+// The builder's allocations, seen from a replaced global operator new: it
+// counts the bytes live and their peak, and makes large allocations fail on
+// request. Accounting: the build adds at most its working memory to the key
+// hashes, and the block comes only after the hashes are gone. Fault
+// injection: when Finish meets a real std::bad_alloc while it builds the
+// table, the builder must write an always-match block (every read stays
+// correct), log why to the DB's info log, count it on the policy, and build
+// normally again once memory is back. Its own executable, since the
+// replacement is global.
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <atomic>
 #include <cstdarg>
@@ -27,6 +31,13 @@ namespace {
 // Allocations of at least this many bytes fail while failures_left > 0.
 std::atomic<size_t> fail_from_bytes{~size_t{0}};
 std::atomic<int> failures_left{0};
+// Bytes allocated through operator new and not yet freed, as the allocator
+// gives them (malloc_usable_size), and the most of them since the last
+// ResetPeak.
+std::atomic<int64_t> live_bytes{0};
+std::atomic<int64_t> peak_bytes{0};
+
+void ResetPeak() { peak_bytes = live_bytes.load(); }
 
 }  // namespace
 
@@ -35,11 +46,22 @@ void* operator new(size_t size) {
       failures_left.fetch_sub(1, std::memory_order_relaxed) > 0) {
     throw std::bad_alloc();
   }
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  const int64_t live =
+      live_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(p))) +
+      static_cast<int64_t>(malloc_usable_size(p));
+  int64_t peak = peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak && !peak_bytes.compare_exchange_weak(peak, live)) {
+  }
+  return p;
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  if (p == nullptr) return;
+  live_bytes.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)));
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept { operator delete(p); }
 
 namespace rocksdb_cuckoo {
 namespace {
@@ -122,6 +144,59 @@ TEST(AllocationFailureTest, BuilderWritesAnAlwaysMatchBlockLogsAndRecovers) {
   }
   EXPECT_LT(false_positives, 200);
   EXPECT_EQ(policy.fallback_counts().unbuilt_filters, 1u);
+}
+
+// From the first AddKey to the end of Finish, the build holds the key hashes
+// plus at most its working memory (cuckoo::StaticBuildWorkingBytes, which
+// the block cache is charged), under 2 bytes per key at 10 bits per key: the
+// work array takes the fingerprint's bits, and the block is allocated once
+// the hashes are let go. With detect_filter_construct_corruption the hashes
+// are kept for MaybePostVerify, and the block comes on top of them.
+TEST(BuildMemoryTest, TheBuildHoldsTheHashesOrTheBlockNeverBoth) {
+  constexpr int kKeys = 200000;
+  for (bool verify : {false, true}) {
+    SCOPED_TRACE(verify ? "detect_filter_construct_corruption"
+                        : "default options");
+    CuckooFilterPolicy policy(10);
+    rdb::BlockBasedTableOptions table_options;
+    table_options.optimize_filters_for_memory = false;
+    table_options.detect_filter_construct_corruption = verify;
+    rdb::FilterBuildingContext context(table_options);
+    std::unique_ptr<rdb::FilterBitsBuilder> builder(
+        policy.GetBuilderWithContext(context));
+    std::vector<std::string> keys;
+    for (int i = 0; i < kKeys; ++i) keys.push_back(Key(i));
+
+    const int64_t before_keys = live_bytes.load();
+    for (const std::string& key : keys) builder->AddKey(key);
+    const int64_t hashes = live_bytes.load() - before_keys;
+    ResetPeak();
+    std::unique_ptr<const char[]> buf;
+    rdb::Status status;
+    const rdb::Slice block = builder->Finish(&buf, &status);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    const int64_t added = peak_bytes.load() - before_keys - hashes;
+
+    const cuckoo::TableGeometry geometry =
+        PlannedGeometry(cuckoo::ChooseForBitsPerKey(10), kKeys);
+    ASSERT_EQ(block.size(),
+              TableBlockBytes(geometry.layout, geometry.num_buckets));
+    const int64_t working =
+        static_cast<int64_t>(cuckoo::StaticBuildWorkingBytes(
+            geometry.layout, geometry.num_buckets, kKeys));
+    // Allocator rounding and the few small allocations of a build.
+    constexpr int64_t kSlack = 16 << 10;
+    const int64_t kept_block = verify ? static_cast<int64_t>(block.size()) : 0;
+    EXPECT_GT(hashes, int64_t{8} * kKeys);
+    EXPECT_LE(added, working + kept_block + kSlack)
+        << "hashes " << hashes << ", working " << working << ", block "
+        << block.size();
+    EXPECT_LT(added, int64_t{2} * kKeys + kept_block)
+        << "hashes " << hashes << ", block " << block.size();
+    if (verify) {
+      ASSERT_TRUE(builder->MaybePostVerify(block).ok());
+    }
+  }
 }
 
 }  // namespace
