@@ -8,17 +8,38 @@
 # to it (bench/results/). About 20 minutes on 2 cores; run it on a quiet
 # machine.
 #
-# usage: scripts/results.sh [OUTPUT]    (default: bench/RESULTS.md)
+# usage: scripts/results.sh [--release [VERSION]] [OUTPUT]
+#   --release  every benchmark against the Release RocksDB of VERSION
+#              (scripts/build-rocksdb.sh --release; default: the installed
+#              version) instead of Debian's library, which has assertions on.
+#              bench/RESULTS.md is written with --release 11.8.1.
+#   OUTPUT     default: bench/RESULTS.md
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
+release_flags=()
+release=""
+version=""
+if [ "${1:-}" = "--release" ]; then
+  shift
+  release=1
+  release_flags=(--release)
+  if [[ "${1:-}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+    version=$1
+    release_flags+=("$version")
+    shift
+  fi
+fi
 output=${1:-$repo_root/bench/RESULTS.md}
 charts_dir=$(dirname "$output")/results
 cuckoo_setup
-cuckoo_configure_and_build "$build_dir" --targets filter_compare \
+cuckoo_build_for_run "$build_dir" "$release" "$version" filter_compare \
   filter_micro_bench soak rocksdb_cuckoo
+run_build_dir=$cuckoo_run_build_dir
+rocksdb_build=$(cuckoo_describe_rocksdb "$run_build_dir/bench/filter_compare" \
+  scripts/results.sh)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -31,16 +52,18 @@ step() {  # name command...: runs a command, keeps its standard output
   echo "$name: $((SECONDS - start)) s" >>"$work/durations"
 }
 
-step compare "$repo_root/scripts/compare.sh" --full
-step micro "$repo_root/scripts/micro-bench.sh"
-step stock "$repo_root/scripts/stock-db-bench-compare.sh" --io 500000 50000
-step soak "$build_dir/bench/soak" --total_keys=20000000 \
+step compare "$repo_root/scripts/compare.sh" ${release_flags[@]+"${release_flags[@]}"} --full
+step micro "$repo_root/scripts/micro-bench.sh" ${release_flags[@]+"${release_flags[@]}"}
+step stock "$repo_root/scripts/stock-db-bench-compare.sh" \
+  ${release_flags[@]+"${release_flags[@]}"} --io 500000 50000
+step soak "$run_build_dir/bench/soak" --total_keys=20000000 \
   --keys_per_filter=10000000 --bits_per_key=10,16
 
 mkdir -p "$charts_dir"
 for chart in fpr storage-reads throughput-memory throughput-io; do
-  cp "$build_dir/compare-$chart.png" "$charts_dir/compare-$chart.png"
+  cp "$run_build_dir/compare-$chart.png" "$charts_dir/compare-$chart.png"
 done
+flags_text=${release_flags[*]+"${release_flags[*]} "}
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 memory=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
@@ -57,21 +80,19 @@ machine is shared, so read the ratios and their intervals, not the absolute numb
 
 - $(nproc) CPUs: $cpu$([ "$avx512" -gt 0 ] && echo ", with AVX-512"); $memory of memory;
   kernel $(uname -r); $(. /etc/os-release && echo "$PRETTY_NAME").
-- RocksDB: Debian's \`librocksdb-dev\` $(dpkg-query -W -f '${Version}' librocksdb-dev 2>/dev/null),
-  which is built without \`NDEBUG\` (its assertions run). The plugin and the benchmarks: \`Release\`,
-  $(g++ --version | head -n 1).
+- RocksDB: $rocksdb_build. The plugin and the benchmarks: \`Release\`, $(g++ --version | head -n 1).
 - Durations of this run: $(paste -sd ';' "$work/durations" | sed 's/;/; /g').
 
 ## Commands
 
 \`\`\`sh
-scripts/compare.sh --full
-scripts/micro-bench.sh
-scripts/stock-db-bench-compare.sh --io 500000 50000
-build/bench/soak --total_keys=20000000 --keys_per_filter=10000000 --bits_per_key=10,16
+scripts/compare.sh ${flags_text}--full
+scripts/micro-bench.sh ${flags_text}
+scripts/stock-db-bench-compare.sh ${flags_text}--io 500000 50000
+${run_build_dir#"$repo_root"/}/bench/soak --total_keys=20000000 --keys_per_filter=10000000 --bits_per_key=10,16
 \`\`\`
 
-## The DB comparison (\`scripts/compare.sh --full\`)
+## The DB comparison (\`scripts/compare.sh ${flags_text}--full\`)
 
 How to read it: each policy has its own DB with the same LSM shape (verified), and both regimes read
 all of them round-robin, in a shuffled order per workload and repetition. "× Bloom" is the median of
@@ -86,21 +107,23 @@ blocks read from storage (direct I/O): in the I/O-bound regime they are what a f
 
 EOF
   cat "$work/compare.md"
-  cat <<'EOF'
+  cat <<EOF
 
-## Micro-benchmarks (`scripts/micro-bench.sh`)
+## Micro-benchmarks (\`scripts/micro-bench.sh${flags_text:+ ${flags_text% }}\`)
 
 The filters through RocksDB's FilterBitsBuilder/FilterBitsReader, without a DB. Times are nanoseconds
-per key.
+per key. \`construct_verified\` builds under \`detect_filter_construct_corruption\`, post-verification
+included.
 
 EOF
   cat "$work/micro.md"
-  cat <<'EOF'
+  cat <<EOF
 
-## Stock db_bench, I/O-bound (`scripts/stock-db-bench-compare.sh --io 500000 50000`)
+## Stock db_bench, I/O-bound (\`scripts/stock-db-bench-compare.sh ${flags_text}--io 500000 50000\`)
 
-Debian's db_bench with the plugin preloaded, one OPTIONS file per filter, direct reads and a 4 MiB block
-cache, on one fully compacted level. Single runs: its ops/s are noisier than the comparison's.
+The stock db_bench of the RocksDB above with the plugin preloaded, one OPTIONS file per filter, direct
+reads and a 4 MiB block cache, on one fully compacted level. Single runs: its ops/s are noisier than
+the comparison's.
 
 EOF
   cat "$work/stock.md"

@@ -18,7 +18,10 @@
 # here is one fully compacted level; scripts/compare.sh measures a
 # multi-level LSM.
 #
-# usage: scripts/stock-db-bench-compare.sh [--release] [--io] [NUM [READS]]
+# usage: scripts/stock-db-bench-compare.sh [--release [VERSION]] [--io] [NUM [READS]]
+#   --release  the db_bench and sst_dump of scripts/build-rocksdb.sh --release
+#              of VERSION (default: the installed one), with the plugin built
+#              against that version
 #   defaults: NUM=1000000 keys, READS=NUM; prints a Markdown table.
 set -euo pipefail
 
@@ -26,12 +29,21 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 db_bench=db_bench
+sst_dump=sst_dump
 library_path=""
+release=""
+version=""
 cuckoo_setup
 if [ "${1:-}" = "--release" ]; then
   shift
-  library_path=$("$repo_root/scripts/build-rocksdb.sh" --release)
+  release=1
+  if [[ "${1:-}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+    version=$1
+    shift
+  fi
+  library_path=$("$repo_root/scripts/build-rocksdb.sh" --release ${version:+"$version"})
   db_bench="$library_path/db_bench"
+  sst_dump="$library_path/sst_dump"
 fi
 io=""
 if [ "${1:-}" = "--io" ]; then
@@ -41,8 +53,8 @@ fi
 num=${1:-1000000}
 reads=${2:-$num}
 
-cuckoo_configure_and_build "$build_dir" --targets rocksdb_cuckoo
-plugin="$build_dir/plugin/librocksdb_cuckoo.so"
+cuckoo_build_for_run "$build_dir" "$release" "$version" rocksdb_cuckoo
+plugin="$cuckoo_run_build_dir/plugin/librocksdb_cuckoo.so"
 
 # Under build, not /tmp: direct I/O needs a file system on storage.
 work=$(mktemp -d "$build_dir/stock-db-bench.XXXXXX")
@@ -110,7 +122,7 @@ for filter in "${filters[@]}"; do
   [ "$name" = nullptr ] && name=""
   grep -q "filter_policy=.*${filter%%:*}" "$db"/OPTIONS-* ||
     { echo "OPTIONS of $filter do not name it" >&2; exit 1; }
-  props=$(env LD_LIBRARY_PATH="$library_path" sst_dump --file="$db" --show_properties 2>/dev/null)
+  props=$(env LD_LIBRARY_PATH="$library_path" "$sst_dump" --file="$db" --show_properties 2>/dev/null)
   written=$(grep -c "filter policy name: $name\$" <<<"$props" || true)
   ssts=$(ls "$db"/*.sst | wc -l)
   if [ -n "$name" ] && [ "$written" -ne "$ssts" ]; then
