@@ -87,7 +87,7 @@ machine is shared, so read the ratios and their intervals, not the absolute numb
 
 \`\`\`sh
 scripts/compare.sh ${flags_text}--full
-scripts/micro-bench.sh ${flags_text}
+scripts/micro-bench.sh${flags_text:+ ${flags_text% }}
 scripts/stock-db-bench-compare.sh ${flags_text}--io 500000 50000
 ${run_build_dir#"$repo_root"/}/bench/soak --total_keys=20000000 --keys_per_filter=10000000 --bits_per_key=10,16
 \`\`\`

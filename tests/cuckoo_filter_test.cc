@@ -508,6 +508,27 @@ TEST(CuckooFilterApiTest, MergeAddsEveryKeyOfTheOtherFilterOrNothing) {
                std::invalid_argument);
 }
 
+// The other filter's stash is merged too: the keys that only its stash holds
+// are found in the result, as many times as in the source.
+TEST(CuckooFilterApiTest, MergeTakesTheOtherFiltersStash) {
+  CuckooFilterOptions options = Options(4, 12, false);
+  options.max_kicks = 20;
+  options.stash_capacity = 8;
+  CuckooFilter source(32, options);
+  HashStream stream(5);
+  std::vector<uint64_t> stored;
+  while (source.Stats().stash_size < 4) {
+    const uint64_t key = stream.Next();
+    if (source.Insert(key) == InsertResult::kOk) stored.push_back(key);
+  }
+  CuckooFilter merged(32, options);
+  ASSERT_EQ(merged.Merge(source), InsertResult::kOk);
+  EXPECT_EQ(merged.Size(), source.Size());
+  for (uint64_t key : stored) {
+    ASSERT_EQ(merged.Count(key), source.Count(key)) << "key " << key;
+  }
+}
+
 TEST(CuckooFilterSerializationTest, RoundTripPreservesEverything) {
   for (bool semi_sorted : {false, true}) {
     CuckooFilterOptions options = Options(4, 13, semi_sorted);

@@ -335,18 +335,23 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
   // search.
   std::vector<uint64_t> left_for_search((hashes.size() + 63) / 64, 0);
   bool any_left = false;
-  // Iterators rather than indexes: a deque's iterator steps cheaply, its
-  // operator[] does not.
+  // The positions of the next kPrefetchDistance keys, located and their
+  // buckets prefetched ahead. An iterator rather than an index reads the
+  // input: a deque's iterator steps cheaply, its operator[] does not.
+  KeyPosition located[kPrefetchDistance];
   auto ahead = hashes.begin();
   for (size_t i = 0; i < kPrefetchDistance && ahead != hashes.end(); ++i) {
-    ++ahead;
+    located[i] = Table::Locate(hashing, *ahead++);
+    PrefetchBoth(slots, located[i]);
   }
-  size_t index = 0;
-  for (auto next = hashes.begin(); next != hashes.end(); ++next, ++index) {
+  const size_t num_hashes = hashes.size();
+  for (size_t index = 0; index < num_hashes; ++index) {
+    KeyPosition& slot_of_key = located[index % kPrefetchDistance];
+    const KeyPosition key = slot_of_key;
     if (ahead != hashes.end()) {
-      PrefetchBoth(slots, Table::Locate(hashing, *ahead++));
+      slot_of_key = Table::Locate(hashing, *ahead++);
+      PrefetchBoth(slots, slot_of_key);
     }
-    const KeyPosition key = Table::Locate(hashing, *next);
     if (HoldsEither(slots, key)) {
       ++stats->shared_entries;
       continue;
@@ -385,22 +390,23 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
       *hash = *input;
       return true;
     };
-    // The next kPrefetchDistance of them, their buckets prefetched.
-    uint64_t pending[kPrefetchDistance];
+    // The next kPrefetchDistance of them, located and prefetched.
     size_t first = 0;
     size_t count = 0;
-    while (count < kPrefetchDistance && next_left(&pending[count])) {
-      PrefetchBoth(slots, Table::Locate(hashing, pending[count++]));
+    uint64_t hash;
+    while (count < kPrefetchDistance && next_left(&hash)) {
+      located[count] = Table::Locate(hashing, hash);
+      PrefetchBoth(slots, located[count++]);
     }
     AugmentingPathSearch<Array, Table> search(hashing, &slots);
     while (count > 0) {
-      const KeyPosition key = Table::Locate(hashing, pending[first]);
+      const KeyPosition key = located[first];
       first = (first + 1) % kPrefetchDistance;
       --count;
-      uint64_t later;
-      if (next_left(&later)) {
-        pending[(first + count++) % kPrefetchDistance] = later;
-        PrefetchBoth(slots, Table::Locate(hashing, later));
+      if (next_left(&hash)) {
+        KeyPosition& later = located[(first + count++) % kPrefetchDistance];
+        later = Table::Locate(hashing, hash);
+        PrefetchBoth(slots, later);
       }
       // An earlier key of this pass may have placed the same entry.
       if (HoldsEither(slots, key)) {
