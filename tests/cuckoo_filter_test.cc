@@ -35,6 +35,23 @@ std::vector<uint64_t> FillTo(CuckooFilter* filter, double load,
   return stored;
 }
 
+// A 32-bucket filter of 12-bit fingerprints whose short walks (20 kicks)
+// end in its stash of 8, filled until the stash holds `stashed` entries;
+// *stored gets the keys stored.
+CuckooFilter FilterWithStashed(uint32_t stashed,
+                               std::vector<uint64_t>* stored) {
+  CuckooFilterOptions options = Options(4, 12, false);
+  options.max_kicks = 20;
+  options.stash_capacity = 8;
+  CuckooFilter filter(32, options);
+  HashStream stream(5);
+  while (filter.Stats().stash_size < stashed) {
+    const uint64_t key = stream.Next();
+    if (filter.Insert(key) == InsertResult::kOk) stored->push_back(key);
+  }
+  return filter;
+}
+
 TEST(CuckooFilterTest, NoFalseNegativesInAnyLayoutWithManySeeds) {
   for (int b : {2, 4, 8}) {
     for (bool semi_sorted : {false, true}) {
@@ -287,16 +304,8 @@ TEST(CuckooFilterTest, TinyTablesFilledPastFullLoseNoKey) {
 }
 
 TEST(CuckooFilterTest, ErasingMovesStashEntriesBackIntoTheTable) {
-  CuckooFilterOptions options = Options(4, 12, false);
-  options.max_kicks = 20;
-  options.stash_capacity = 8;
-  CuckooFilter filter(32, options);
-  HashStream stream(5);
   std::vector<uint64_t> stored;
-  while (filter.Stats().stash_size < 4) {
-    const uint64_t key = stream.Next();
-    if (filter.Insert(key) == InsertResult::kOk) stored.push_back(key);
-  }
+  CuckooFilter filter = FilterWithStashed(4, &stored);
   EXPECT_GE(filter.Stats().peak_stash_size, 4u);
   // Erase half of the keys: slots free up and the stash empties.
   for (size_t i = 0; i < stored.size(); i += 2)
@@ -511,17 +520,9 @@ TEST(CuckooFilterApiTest, MergeAddsEveryKeyOfTheOtherFilterOrNothing) {
 // The other filter's stash is merged too: the keys that only its stash holds
 // are found in the result, as many times as in the source.
 TEST(CuckooFilterApiTest, MergeTakesTheOtherFiltersStash) {
-  CuckooFilterOptions options = Options(4, 12, false);
-  options.max_kicks = 20;
-  options.stash_capacity = 8;
-  CuckooFilter source(32, options);
-  HashStream stream(5);
   std::vector<uint64_t> stored;
-  while (source.Stats().stash_size < 4) {
-    const uint64_t key = stream.Next();
-    if (source.Insert(key) == InsertResult::kOk) stored.push_back(key);
-  }
-  CuckooFilter merged(32, options);
+  const CuckooFilter source = FilterWithStashed(4, &stored);
+  CuckooFilter merged(32, source.options());
   ASSERT_EQ(merged.Merge(source), InsertResult::kOk);
   EXPECT_EQ(merged.Size(), source.Size());
   for (uint64_t key : stored) {
