@@ -18,7 +18,9 @@
 #   BUILD_DIR  the work folders' parent (default: build)
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cross.sh"
+repo_root=$cuckoo_repo_root
 log() { echo "check-cross-arch: $*" >&2; }
 archs=("$@")
 ((${#archs[@]})) || archs=(s390x aarch64)
@@ -30,20 +32,7 @@ for arch in "${archs[@]}"; do
     *) log "unknown architecture $arch (s390x, aarch64)"; exit 2 ;;
   esac
 done
-missing=()
-for pkg in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-  [ "$status" = "install ok installed" ] || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  if [ "$(id -u)" -ne 0 ]; then
-    log "missing Debian packages; install them with: sudo apt-get install -y ${missing[*]}"
-    exit 1
-  fi
-  log "installing ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    "${missing[@]}" >&2
-fi
+cuckoo_install_packages check-cross-arch "${packages[@]}"
 
 # check_arch ARCH: builds and runs the tests for one architecture.
 check_arch() {
@@ -69,28 +58,13 @@ check_arch() {
   esac
 
   # GoogleTest once; the project's sources every time, two at a time.
-  if [ ! -f "$work/gtest.a" ]; then
-    log "compiling GoogleTest for $arch"
-    $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" -I"$gtest" \
-      -c "$gtest/src/gtest-all.cc" -o "$work/gtest-all.o"
-    $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" \
-      -c "$gtest/src/gtest_main.cc" -o "$work/gtest_main.o"
-    "$arch-linux-gnu-ar" rcs "$work/gtest.a" "$work/gtest-all.o" "$work/gtest_main.o"
-  fi
+  log "compiling GoogleTest for $arch (once)"
+  cuckoo_cross_gtest "$cxx" "$arch-linux-gnu-ar" "$work"
   local core_sources=("$repo_root"/tests/*_test.cc)
   local format_sources=("$repo_root"/tests/format/golden_format_test.cc)
   log "compiling ${#core_sources[@]} core test files and the format test for $arch"
-  compile() { $cxx "${flags[@]}" -c "$1" -o "$work/$(basename "$1" .cc).o"; }
-  local running=() source pid
-  for source in "${core_sources[@]}" "${format_sources[@]}"; do
-    compile "$source" &
-    running+=($!)
-    if ((${#running[@]} == 2)); then
-      wait "${running[0]}"
-      running=("${running[@]:1}")
-    fi
-  done
-  for pid in "${running[@]}"; do wait "$pid"; done
+  cuckoo_compile_each "$work" "$cxx" "${flags[@]}" -- \
+    "${core_sources[@]}" "${format_sources[@]}"
 
   objects() { for source in "$@"; do echo "$work/$(basename "$source" .cc).o"; done; }
   # Static, for qemu-user; the linker's note that GoogleTest's unused

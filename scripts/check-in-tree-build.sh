@@ -20,8 +20,11 @@
 # objects check compiles only the objects the plugin changes; --tools reuses
 # the cached release build (minutes once it exists).
 #
-# usage: scripts/check-in-tree-build.sh [--tools] [VERSION | TARBALL]
+# usage: scripts/check-in-tree-build.sh [--clang] [--tools] [VERSION | TARBALL]
 #          (default: the installed librocksdb-dev's version)
+#   --clang    the objects check with clang and clang++ as RocksDB's
+#              compilers (an engine built with clang compiles the plugin
+#              with it), instead of the default cc and c++
 #   BUILD_DIR  the work folder's parent (default: build)
 set -euo pipefail
 
@@ -29,10 +32,19 @@ repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$repo_root/build}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
 tools=0
-if [ "${1:-}" = --tools ]; then
-  tools=1
+compilers=()
+compiler_name=$(basename "$(readlink -f "$(command -v c++)")")
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tools) tools=1 ;;
+    --clang)
+      compilers=(CC=clang CXX=clang++)
+      compiler_name=$(clang++ --version | head -n 1)
+      ;;
+    *) break ;;
+  esac
   shift
-fi
+done
 
 # Downloads (once) and verifies the source tarball, then copies the tree.
 source_tree=$("$repo_root/scripts/fetch-rocksdb-source.sh" "$cache/source" --full ${1:-})
@@ -47,14 +59,20 @@ mkdir -p "$tree/plugin/cuckoo"
   tar -xf - -C "$tree/plugin/cuckoo"
 sources=$(sed -n 's/^cuckoo_SOURCES = //p' "$repo_root/cuckoo.mk")
 
-cmake -S "$tree" -B "$tree/_build" -DROCKSDB_PLUGINS=cuckoo \
+env ${compilers[@]+"${compilers[@]}"} \
+  cmake -S "$tree" -B "$tree/_build" -DROCKSDB_PLUGINS=cuckoo \
   -DCMAKE_BUILD_TYPE=Release -DFAIL_ON_WARNINGS=ON -DWITH_GFLAGS=OFF \
   -DWITH_TESTS=OFF -DWITH_BENCHMARK_TOOLS=OFF -DWITH_TOOLS=OFF >/dev/null
+cmake_compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$tree/_build/CMakeCache.txt")
+if [ ${#compilers[@]} -gt 0 ] && [[ "$cmake_compiler" != *clang++ ]]; then
+  echo "in-tree build (CMake): configured with $cmake_compiler, not clang++" >&2
+  exit 1
+fi
 objects=(build_version.o)
 for source in $sources; do objects+=("plugin/cuckoo/${source%.cc}.o"); done
 make -C "$tree/_build" "${objects[@]}"
 if grep -q '{"cuckoo", cuckoo_filter_register}' "$tree/_build/build_version.cc"; then
-  echo "in-tree build (CMake): plugin compiled with RocksDB $(basename "$tree")'s flags and registered as a builtin"
+  echo "in-tree build (CMake, $compiler_name): plugin compiled with RocksDB $(basename "$tree")'s flags and registered as a builtin"
 else
   echo "in-tree build (CMake): cuckoo_filter_register is not among RocksDB's builtins" >&2
   exit 1
@@ -65,17 +83,21 @@ fi
 # build_version.cc needs every library object first).
 make_objects=()
 for source in $sources; do make_objects+=("plugin/cuckoo/${source%.cc}.o"); done
-make -C "$tree" -j2 ROCKSDB_PLUGINS=cuckoo "${make_objects[@]}"
-listed=$(make -s -C "$tree" ROCKSDB_PLUGINS=cuckoo \
-  --eval='show-plugin: ; @echo builtins: $(ROCKSDB_PLUGIN_BUILTINS) objects: $(LIB_OBJECTS)' \
+make -C "$tree" -j2 ROCKSDB_PLUGINS=cuckoo ${compilers[@]+"${compilers[@]}"} \
+  "${make_objects[@]}"
+listed=$(make -s -C "$tree" ROCKSDB_PLUGINS=cuckoo ${compilers[@]+"${compilers[@]}"} \
+  --eval='show-plugin: ; @echo compiler: $(CXX) builtins: $(ROCKSDB_PLUGIN_BUILTINS) objects: $(LIB_OBJECTS)' \
   show-plugin)
 missing=0
+if [ ${#compilers[@]} -gt 0 ]; then
+  grep -c '^compiler: clang++ ' <<<"$listed" >/dev/null || missing=1
+fi
 grep -c '{"cuckoo", cuckoo_filter_register}' <<<"$listed" >/dev/null || missing=1
 for object in "${make_objects[@]}"; do
   grep -c -- "$object" <<<"$listed" >/dev/null || missing=1
 done
 if [ "$missing" -eq 0 ]; then
-  echo "in-tree build (make): plugin compiled with the Makefile's flags; librocksdb would register it as a builtin"
+  echo "in-tree build (make, $compiler_name): plugin compiled with the Makefile's flags; librocksdb would register it as a builtin"
 else
   echo "in-tree build (make): the Makefile does not list the plugin: $listed" | cut -c1-400 >&2
   exit 1

@@ -8,7 +8,8 @@
 #   prints the RocksDB source tree root on its last line.
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 build_dir=${1:-$repo_root/build}
 
 # The compression libraries and Ninja are for RocksDB's own builds from
@@ -19,22 +20,6 @@ required_packages=(make pkgconf librocksdb-dev rocksdb-tools libxxhash-dev libgt
   python3 ninja-build libsnappy-dev liblz4-dev libzstd-dev zlib1g-dev libbz2-dev
   libjemalloc2)
 
-missing=()
-for pkg in "${required_packages[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-  [ "$status" = "install ok installed" ] || missing+=("$pkg")
-done
-
-if ((${#missing[@]})); then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "setup: missing Debian packages. Install them with:" >&2
-    echo "  sudo apt-get install -y ${missing[*]}" >&2
-    exit 1
-  fi
-  echo "setup: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >&2
-  apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-fi
+cuckoo_install_packages setup "${required_packages[@]}"
 
 "$repo_root/scripts/fetch-rocksdb-source.sh" "$build_dir/rocksdb-source"

@@ -3,8 +3,10 @@
 # The test command: installs what is missing, configures, builds and runs the
 # whole test suite with ctest.
 #
-# usage: scripts/test.sh [--sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE]
+# usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE]
 #   (none)      the Release build against Debian's RocksDB, in build.
+#   --clang     the same with clang and clang++ (Debian's clang 14 on
+#               bookworm), in build-clang.
 #   --sanitize  builds in build-asan with AddressSanitizer and
 #               UndefinedBehaviorSanitizer instead of the Release build.
 #   --tsan      builds in build-tsan with ThreadSanitizer and runs the suite
@@ -27,7 +29,10 @@ repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 cmake_args=()
 ctest_args=()
-if [ "${1:-}" = "--sanitize" ]; then
+if [ "${1:-}" = "--clang" ]; then
+  build_dir=${BUILD_DIR:-$repo_root/build-clang}
+  cmake_args+=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+elif [ "${1:-}" = "--sanitize" ]; then
   build_dir=${BUILD_DIR:-$repo_root/build-asan}
   cmake_args+=(-DCUCKOO_SANITIZE=address,undefined
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUCKOO_BUILD_BENCH=OFF)
@@ -39,7 +44,7 @@ elif [ "${1:-}" = "--tsan" ]; then
 elif [ "${1:-}" = "--rocksdb" ]; then
   other_rocksdb=${2:?usage: scripts/test.sh --rocksdb VERSION|TARBALL|TREE}
 elif [ -n "${1:-}" ]; then
-  echo "usage: scripts/test.sh [--sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE]" >&2
+  echo "usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE]" >&2
   exit 2
 fi
 

@@ -1,11 +1,35 @@
 # SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-# Shared by the project's scripts (sourced, not run): the set-up, configure and
-# build prologue, and the parser of db_bench's --statistics tickers. A fix
+# Shared by the project's scripts (sourced, not run): installing packages,
+# the set-up, configure and build prologue, and the parser of db_bench's
+# --statistics tickers. A fix
 # here, such as another package a fresh machine needs, reaches every script.
 #
 # usage: source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 cuckoo_repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# cuckoo_install_packages WHO PACKAGE...: installs the Debian packages that
+# are missing when run as root; otherwise, if any is missing, prints the
+# apt-get line to run, prefixed with WHO, and exits 1.
+cuckoo_install_packages() {
+  local who=$1 pkg status
+  shift
+  local missing=()
+  for pkg in "$@"; do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$pkg")
+  done
+  ((${#missing[@]})) || return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "$who: missing Debian packages. Install them with:" >&2
+    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "$who: installing ${missing[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}" >&2
+}
 
 # cuckoo_setup: installs what is missing (scripts/setup.sh), once per script,
 # and sets cuckoo_rocksdb_source to the source tree of Debian's RocksDB 7.8.3.

@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+# Shared by the cross-architecture checks (sourced, not run): GoogleTest for
+# a target, and compiling a set of sources two at a time, as on the host.
+#
+# usage: source "$(dirname "${BASH_SOURCE[0]}")/lib/cross.sh"
+
+# cuckoo_cross_gtest CXX AR WORK: builds WORK/gtest.a (GoogleTest and its
+# main, from the host's /usr/src/googletest) with the cross compiler CXX and
+# archiver AR, once.
+cuckoo_cross_gtest() {
+  local cxx=$1 ar=$2 work=$3
+  local gtest=/usr/src/googletest/googletest
+  [ -f "$work/gtest.a" ] && return 0
+  $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" -I"$gtest" \
+    -c "$gtest/src/gtest-all.cc" -o "$work/gtest-all.o"
+  $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" \
+    -c "$gtest/src/gtest_main.cc" -o "$work/gtest_main.o"
+  "$ar" rcs "$work/gtest.a" "$work/gtest-all.o" "$work/gtest_main.o"
+}
+
+# cuckoo_compile_each WORK CXX FLAGS... -- SOURCE...: compiles each SOURCE to
+# WORK/<its name>.o, two at a time; fails if any fails.
+cuckoo_compile_each() {
+  local work=$1 cxx=$2
+  shift 2
+  local flags=()
+  while [ "$1" != "--" ]; do
+    flags+=("$1")
+    shift
+  done
+  shift
+  local running=() source pid status=0
+  for source in "$@"; do
+    $cxx "${flags[@]}" -c "$source" -o "$work/$(basename "$source" .cc).o" &
+    running+=($!)
+    if ((${#running[@]} == 2)); then
+      wait "${running[0]}" || status=1
+      running=("${running[@]:1}")
+    fi
+  done
+  for pid in "${running[@]}"; do wait "$pid" || status=1; done
+  return "$status"
+}
