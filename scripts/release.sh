@@ -3,8 +3,8 @@
 # Makes a release: checks that the tree is clean and that HISTORY.md and
 # CMakeLists.txt both name VERSION, runs the pre-release checks the README
 # lists (the license check, the README's two commands on a fresh Debian 12,
-# the whole suite against every supported RocksDB release), and writes a
-# source tarball of HEAD with its SHA-256.
+# the whole suite against every supported RocksDB release, with clang, and
+# on arm64), and writes a source tarball of HEAD with its SHA-256.
 #
 # usage: scripts/release.sh [--skip-checks] VERSION
 #   VERSION        MAJOR.MINOR.PATCH, as in CMakeLists.txt's project() and a
@@ -44,6 +44,8 @@ if [ -z "$skip_checks" ]; then
   scripts/check-license.sh
   scripts/check-fresh-machine.sh
   scripts/test-rocksdb-versions.sh
+  scripts/test.sh --clang
+  scripts/check-arm64-db.sh
 fi
 
 out=$repo_root/build/release
