@@ -221,5 +221,42 @@ TEST(ConcurrentCuckooFilterTest, SerializesEveryShardAndRejectsDamage) {
   EXPECT_NE(error.find("checksum"), std::string::npos) << error;
 }
 
+// Every shard records the key hasher; a file whose shards disagree, which no
+// writer produces, is refused rather than probed with one hash for both.
+TEST(ConcurrentCuckooFilterTest, ShardsShareOneRecordedKeyHasher) {
+  CuckooFilterOptions options = GrowingOptions();
+  options.hasher = KeyHasher::kInteger;
+  ConcurrentCuckooFilter filter(64, options, 2);
+  for (uint64_t key = 0; key < 100; ++key) {
+    ASSERT_EQ(filter.Insert(HashInteger(key)), InsertResult::kOk);
+  }
+  std::vector<uint8_t> bytes = filter.Serialize();
+  std::string error;
+  std::unique_ptr<ConcurrentCuckooFilter> back =
+      ConcurrentCuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
+  ASSERT_NE(back, nullptr) << error;
+  EXPECT_EQ(back->hasher(), KeyHasher::kInteger);
+  for (uint64_t key = 0; key < 100; ++key) {
+    ASSERT_TRUE(back->Contains(HashInteger(key)));
+  }
+  const size_t first_length = byte_io::Load<uint64_t>(bytes.data() + 8);
+  const size_t second = 8 + 8 + first_length + 8;
+  const size_t second_length =
+      byte_io::Load<uint64_t>(bytes.data() + second - 8);
+  bytes[second + 8] &= 1;  // shard 1 now says XXH3
+  const size_t second_checksum = second + second_length - 8;
+  byte_io::Store<uint64_t>(
+      bytes.data() + second_checksum,
+      XXH3_64bits(bytes.data() + second, second_checksum - second));
+  byte_io::Store<uint64_t>(bytes.data() + bytes.size() - 8,
+                           XXH3_64bits(bytes.data(), bytes.size() - 8));
+  EXPECT_EQ(
+      ConcurrentCuckooFilter::Deserialize(bytes.data(), bytes.size(), &error),
+      nullptr);
+  EXPECT_NE(error.find("shard 1 was filled with another key hasher"),
+            std::string::npos)
+      << error;
+}
+
 }  // namespace
 }  // namespace cuckoo

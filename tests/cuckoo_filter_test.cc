@@ -161,6 +161,48 @@ TEST(CuckooFilterTest, FalsePositiveRateMatchesTheFormula) {
   }
 }
 
+// Integer keys in arithmetic progressions, hashed with HashInteger, fill a
+// table to the dynamic load limit and give the false-positive rate of random
+// keys: sequential ids, and strides that leave the low bits (2^20) or the
+// whole low half (2^32) of every key equal. The absent keys probed continue
+// each progression. An identity "hash" of the same keys puts every one in
+// bucket 0 and fails at the first full bucket pair.
+TEST(CuckooFilterTest, IntegerKeysInProgressionsGiveTheRandomKeyRate) {
+  constexpr int kFingerprintBits = 12;
+  constexpr uint32_t kBuckets = 1 << 14;
+  constexpr uint64_t kProbes = 1 << 20;
+  CuckooFilterOptions options = Options(4, kFingerprintBits, false);
+  options.hasher = KeyHasher::kInteger;
+  const uint64_t stored = static_cast<uint64_t>(
+      kBuckets * 4 * MaxLoadFactor(4, Construction::kDynamic));
+  for (uint64_t stride : {uint64_t{1}, uint64_t{1} << 20, uint64_t{1} << 32,
+                          uint64_t{0x9E3779B97F4A7C15}}) {
+    SCOPED_TRACE("stride " + std::to_string(stride));
+    CuckooFilter filter(kBuckets, options);
+    for (uint64_t i = 0; i < stored; ++i) {
+      ASSERT_EQ(filter.Insert(HashInteger(i * stride)), InsertResult::kOk)
+          << "key " << i << " of " << stored;
+    }
+    uint64_t false_positives = 0;
+    for (uint64_t i = stored; i < stored + kProbes; ++i) {
+      false_positives += filter.Contains(HashInteger(i * stride));
+    }
+    const double expected =
+        ExpectedFalsePositiveRate(filter.layout(), filter.LoadFactor());
+    const double measured =
+        static_cast<double>(false_positives) / static_cast<double>(kProbes);
+    // About 1900 expected false positives: the bound is 4.5 of their
+    // standard deviations.
+    EXPECT_NEAR(measured, expected, 0.1 * expected);
+  }
+  CuckooFilter identity(kBuckets, options);
+  uint64_t identity_stored = 0;
+  while (identity.Insert(identity_stored) == InsertResult::kOk) {
+    ++identity_stored;
+  }
+  EXPECT_LT(identity_stored, 2 * 4 + options.stash_capacity + 1);
+}
+
 TEST(CuckooFilterTest, DuplicatesAreCountedAndErasedOneAtATime) {
   CuckooFilter filter(1000, Options(4, 16, true));
   const uint64_t key = 0xABCDEF0123456789ull;
@@ -392,6 +434,9 @@ TEST(CuckooFilterTest, RejectsInvalidOptions) {
   EXPECT_THROW(CuckooFilter(10, endless_walks), std::invalid_argument);
   endless_walks.max_kicks = kMaxKicksLimit;
   EXPECT_NO_THROW(CuckooFilter(10, endless_walks));
+  CuckooFilterOptions unknown_hasher = Options(4, 12, false);
+  unknown_hasher.hasher = static_cast<KeyHasher>(kMaxKeyHasherId + 1);
+  EXPECT_THROW(CuckooFilter(10, unknown_hasher), std::invalid_argument);
 }
 
 // RedisBloom's RESERVE overflowed on huge sizes (#724) and took negative
@@ -515,6 +560,11 @@ TEST(CuckooFilterApiTest, MergeAddsEveryKeyOfTheOtherFilterOrNothing) {
                std::invalid_argument);
   EXPECT_THROW(small.Merge(CuckooFilter(64, Options(4, 13, false))),
                std::invalid_argument);
+  CuckooFilterOptions integer_keys = Options(4, 12, false);
+  integer_keys.hasher = KeyHasher::kInteger;
+  EXPECT_THROW(small.Merge(CuckooFilter(64, integer_keys)),
+               std::invalid_argument)
+      << "the same bucket pair means another key under another hash";
 }
 
 // The other filter's stash is merged too: the keys that only its stash holds
@@ -560,6 +610,50 @@ TEST(CuckooFilterSerializationTest, RoundTripPreservesEverything) {
   }
 }
 
+// Rewrites the checksum so that validation beyond it is exercised.
+void Reseal(std::vector<uint8_t>* bytes) {
+  const size_t body = bytes->size() - 8;
+  byte_io::Store<uint64_t>(bytes->data() + body,
+                           XXH3_64bits(bytes->data(), body));
+}
+
+// The key hasher travels with the filter (bits 1-2 of the flags byte), and a
+// reader refuses one it does not know rather than guess.
+TEST(CuckooFilterSerializationTest, RecordsTheKeyHasher) {
+  for (bool semi_sorted : {false, true}) {
+    CuckooFilterOptions options = Options(4, 13, semi_sorted);
+    options.hasher = KeyHasher::kInteger;
+    CuckooFilter filter(64, options);
+    for (uint64_t key = 0; key < 100; ++key) {
+      ASSERT_EQ(filter.Insert(HashInteger(key)), InsertResult::kOk);
+    }
+    std::vector<uint8_t> bytes = SerializeCuckooFilter(filter);
+    EXPECT_EQ(bytes[8], semi_sorted ? 3 : 2);
+    std::string error;
+    std::optional<CuckooFilter> back =
+        DeserializeCuckooFilter(bytes.data(), bytes.size(), &error);
+    ASSERT_TRUE(back.has_value()) << error;
+    EXPECT_EQ(back->options().hasher, KeyHasher::kInteger);
+    for (uint64_t key = 0; key < 100; ++key) {
+      ASSERT_TRUE(back->Contains(HashInteger(key)));
+    }
+    bytes[8] = static_cast<uint8_t>(bytes[8] & 1);
+    Reseal(&bytes);
+    back = DeserializeCuckooFilter(bytes.data(), bytes.size(), &error);
+    ASSERT_TRUE(back.has_value()) << error;
+    EXPECT_EQ(back->options().hasher, KeyHasher::kXxh3);
+    for (uint8_t unknown : {2, 3}) {
+      bytes[8] = static_cast<uint8_t>((bytes[8] & 1) | unknown << 1);
+      Reseal(&bytes);
+      EXPECT_FALSE(DeserializeCuckooFilter(bytes.data(), bytes.size(), &error));
+      EXPECT_NE(
+          error.find("key hasher " + std::to_string(unknown) + " is unknown"),
+          std::string::npos)
+          << error;
+    }
+  }
+}
+
 TEST(CuckooFilterSerializationTest, RejectsEveryCorruptionWithAReason) {
   CuckooFilter filter(64, Options(4, 12, true));
   HashStream stream(13);
@@ -586,13 +680,6 @@ TEST(CuckooFilterSerializationTest, RejectsEveryCorruptionWithAReason) {
   longer.push_back(0);
   EXPECT_FALSE(DeserializeCuckooFilter(longer.data(), longer.size(), &error));
   EXPECT_FALSE(DeserializeCuckooFilter(nullptr, 0, &error));
-}
-
-// Rewrites the checksum so that validation beyond it is exercised.
-void Reseal(std::vector<uint8_t>* bytes) {
-  const size_t body = bytes->size() - 8;
-  byte_io::Store<uint64_t>(bytes->data() + body,
-                           XXH3_64bits(bytes->data(), body));
 }
 
 TEST(CuckooFilterSerializationTest, RejectsWellSealedButInconsistentContents) {

@@ -170,6 +170,11 @@ class ConcurrentCuckooFilter {
   }
 
   uint32_t NumShards() const { return static_cast<uint32_t>(shards_.size()); }
+  // The hash function the shards were filled with (CuckooFilterOptions).
+  KeyHasher hasher() const {
+    return Read(shards_[0],
+                [](const CuckooFilter& f) { return f.options().hasher; });
+  }
   uint64_t Size() const {
     uint64_t size = 0;
     for (const Shard& shard : shards_) {
@@ -199,7 +204,8 @@ class ConcurrentCuckooFilter {
 
   // Format: magic "CKS\x01", shard count (4), then per shard its size (8)
   // and its serialized filter (cuckoo_filter_serialization.h), then the
-  // XXH3-64 of every byte before it. Little-endian.
+  // XXH3-64 of every byte before it. Little-endian. The shards share one
+  // key hasher. docs/dynamic-filter-format.md has the whole format.
   std::vector<uint8_t> Serialize() const {
     std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
     AppendLittleEndian<uint32_t>(&out, NumShards());
@@ -250,6 +256,11 @@ class ConcurrentCuckooFilter {
       std::optional<CuckooFilter> shard =
           DeserializeCuckooFilter(data + at, static_cast<size_t>(length), &why);
       if (!shard) return fail("shard " + std::to_string(i) + ": " + why);
+      if (i > 0 && shard->options().hasher !=
+                       filter->shards_[0].filter->options().hasher) {
+        return fail("shard " + std::to_string(i) +
+                    " was filled with another key hasher than shard 0");
+      }
       filter->shards_[i].filter.emplace(std::move(*shard));
       at += static_cast<size_t>(length);
     }

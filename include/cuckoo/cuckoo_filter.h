@@ -126,6 +126,11 @@ struct CuckooFilterOptions {
   // by 2^e reserves e bits in every slot from the start: at most
   // (32 - fingerprint_bits) / e growths.
   uint32_t max_growths = 6;
+  // The hash function the caller fills the filter with: the filter takes
+  // hashes, and this names theirs (hashing.h, "Integer keys"). It is
+  // recorded by the serialization, so that a loaded filter says how its keys
+  // were hashed, and Merge refuses a filter of another hasher.
+  KeyHasher hasher = KeyHasher::kXxh3;
 };
 
 // RedisBloom's CF.INFO fields.
@@ -245,10 +250,10 @@ class CuckooFilter {
   }
 
   // Adds every fingerprint of `other`, a filter of the same geometry
-  // (layout, initial bucket count, expansion and growth limit; its other
-  // options may differ), as if its keys had been inserted here: a
-  // fingerprint stored in bucket i has the same bucket pair in both. The
-  // filter that has grown less is brought to the other's size first, and
+  // (layout, initial bucket count, expansion and growth limit) and key
+  // hasher (its other options may differ), as if its keys had been inserted
+  // here: a fingerprint stored in bucket i has the same bucket pair in both.
+  // The filter that has grown less is brought to the other's size first, and
   // the result grows if it must. All or nothing: on kFull this filter is
   // unchanged. Throws std::invalid_argument for another geometry, whose
   // fingerprints would mean other keys.
@@ -256,10 +261,11 @@ class CuckooFilter {
     if (!(other.layout() == layout()) ||
         other.hashing_.base_buckets() != hashing_.base_buckets() ||
         ExpansionBits(other.options_) != ExpansionBits(options_) ||
-        other.hashing_.reserve_bits() != hashing_.reserve_bits()) {
+        other.hashing_.reserve_bits() != hashing_.reserve_bits() ||
+        other.options_.hasher != options_.hasher) {
       throw std::invalid_argument(
           "cuckoo filter: Merge needs the same layout, bucket count, "
-          "expansion and growth limit");
+          "expansion, growth limit and key hasher");
     }
     CuckooFilter merged = *this;
     CuckooFilter source = other;
@@ -659,6 +665,11 @@ class CuckooFilter {
                                   std::to_string(options.stash_capacity) +
                                   " is not in [1, " +
                                   std::to_string(kMaxStashCapacity) + "]");
+    }
+    if (static_cast<uint8_t>(options.hasher) > kMaxKeyHasherId) {
+      throw std::invalid_argument(
+          "cuckoo filter: key hasher " +
+          std::to_string(static_cast<int>(options.hasher)) + " is unknown");
     }
     if (options.max_kicks > kMaxKicksLimit) {
       throw std::invalid_argument("cuckoo filter: max_kicks " +

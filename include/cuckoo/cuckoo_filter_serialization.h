@@ -12,7 +12,8 @@
 //        4     2  format version (2)
 //        6     1  bucket size (2, 4, 8)
 //        7     1  key fingerprint bits f (4..32)
-//        8     1  flags: bit 0 = semi-sorted; other bits must be 0
+//        8     1  flags: bit 0 = semi-sorted; bits 1-2 = the key hasher
+//                 (KeyHasher: 0 XXH3, 1 integer); other bits must be 0
 //        9     1  log2 of the expansion e (0: the filter does not grow)
 //       10     1  growth limit G (0 when e = 0; G e <= 32 - f)
 //       11     1  growths so far k (<= G)
@@ -32,7 +33,11 @@
 //                 slots of f + (G - k) e bits
 //        .     8  XXH3-64 of every byte before it
 // Version 1 (written before growth existed) is read too: bytes 9-11 are 0
-// and there is no "items deleted" field (the stash starts at 72).
+// and there is no "items deleted" field (the stash starts at 72). Filters
+// written before the key hasher was recorded have 0 there: XXH3, which was
+// the only hasher then. A reader refuses a hasher it does not know, rather
+// than probe the filter with another hash. docs/dynamic-filter-format.md
+// has the whole format.
 //
 // A reader rejects other versions, sizes that do not add up exactly, a wrong
 // checksum, and contents no writer produces (limits out of range, stash
@@ -78,6 +83,11 @@ inline constexpr size_t kVersion1HeaderBytes = 72;
 inline constexpr size_t kHeaderBytes = 80;
 inline constexpr size_t kStashEntryBytes = 8;
 inline constexpr size_t kChecksumBytes = 8;
+// The flags byte.
+inline constexpr uint8_t kSemiSortedFlag = 1;
+inline constexpr int kHasherShift = 1;
+inline constexpr uint8_t kHasherMask = 3 << kHasherShift;
+inline constexpr uint8_t kKnownFlags = kSemiSortedFlag | kHasherMask;
 
 inline constexpr uint8_t kChunkMagic[4] = {'C', 'K', 'C', 0x01};
 inline constexpr size_t kChunkHeaderBytes = 40;
@@ -256,11 +266,20 @@ class CuckooFilterLoader {
     options.layout.bucket_size = data[6];
     options.layout.fingerprint_bits = data[7];
     const uint8_t flags = data[8];
-    if ((flags & ~1u) != 0 || (version1 && (data[9] | data[10] | data[11]))) {
+    if ((flags & ~serialization::kKnownFlags) != 0 ||
+        (version1 && (data[9] | data[10] | data[11]))) {
       *why = "unknown flags or nonzero reserved bytes";
       return false;
     }
-    options.layout.semi_sorted = (flags & 1u) != 0;
+    options.layout.semi_sorted = (flags & serialization::kSemiSortedFlag) != 0;
+    const uint8_t hasher =
+        (flags & serialization::kHasherMask) >> serialization::kHasherShift;
+    if (hasher > kMaxKeyHasherId) {
+      *why =
+          "key hasher " + std::to_string(hasher) + " is unknown to this build";
+      return false;
+    }
+    options.hasher = static_cast<KeyHasher>(hasher);
     num_buckets_ = byte_io::Load<uint32_t>(data + 12);
     const std::string layout_problem = options.layout.Validate();
     if (!layout_problem.empty()) {
@@ -565,7 +584,9 @@ inline std::vector<uint8_t> CuckooFilterDumper::HeadOf(
   writer.Put<uint16_t>(s::kFormatVersion);
   writer.Put<uint8_t>(static_cast<uint8_t>(filter.layout().bucket_size));
   writer.Put<uint8_t>(static_cast<uint8_t>(filter.layout().fingerprint_bits));
-  writer.Put<uint8_t>(filter.layout().semi_sorted ? 1 : 0);
+  writer.Put<uint8_t>(static_cast<uint8_t>(
+      (filter.layout().semi_sorted ? s::kSemiSortedFlag : 0) |
+      static_cast<uint8_t>(filter.options_.hasher) << s::kHasherShift));
   writer.Put<uint8_t>(static_cast<uint8_t>(expansion_bits));
   writer.Put<uint8_t>(static_cast<uint8_t>(
       expansion_bits == 0 ? 0 : filter.options_.max_growths));

@@ -2,12 +2,16 @@
 // Golden tests of the on-disk format: fixed key hashes, key positions and
 // semi-sort codes, and committed filter blocks (tests/format/golden) that
 // today's code must reproduce byte for byte and read with the recorded
-// answers. Every filter block RocksDB already stored was written this way: a
+// answers; likewise the dynamic filter's serialized forms (whole, in chunks,
+// sharded). Every filter block RocksDB already stored was written this way: a
 // change here makes those SSTs answer "no" for stored keys. RocksDB-free.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +21,7 @@
 #include "cuckoo/sizing.h"
 #include "cuckoo_filter_block.h"
 #include "golden_blocks.h"
+#include "golden_dynamic.h"
 
 namespace {
 
@@ -40,6 +45,17 @@ TEST(GoldenHash, KeyHashIsXxh3WithSeedZero) {
   const std::string alphabet = Alphabet(1000);
   EXPECT_EQ(cuckoo::HashKey(alphabet.data(), alphabet.size()),
             0xe153425558d7da5dull);
+}
+
+// HashInteger (KeyHasher::kInteger), as SplitMix64's first output for the
+// seed `key` gives it: 0xe220a8397b1dcdaf is the first value of Vigna's
+// splitmix64.c for the seed 0; the others are from a Python transcription of
+// the formula in hashing.h.
+TEST(GoldenHash, IntegerKeyHashIsSplitMix64sOutputFunction) {
+  EXPECT_EQ(cuckoo::HashInteger(0), 0xe220a8397b1dcdafull);
+  EXPECT_EQ(cuckoo::HashInteger(1), 0x910a2dec89025cc1ull);
+  EXPECT_EQ(cuckoo::HashInteger(~uint64_t{0}), 0xe4d971771b652c20ull);
+  EXPECT_EQ(cuckoo::HashInteger(0x0123456789abcdefull), 0x157a3807a48faa9dull);
 }
 
 struct GoldenPosition {
@@ -188,6 +204,170 @@ TEST_F(GoldenBlocks, CommittedBlocksMatchTheirKeysAndTheRecordedAbsentKeys) {
     const uint64_t absent_matches = cuckoo_golden::CountAbsentMatches(block);
     EXPECT_EQ(absent_matches,
               cuckoo_golden::FindEntry(manifest_, spec.name).absent_matches);
+  }
+}
+
+// The dynamic filter's serialized forms (docs/dynamic-filter-format.md).
+namespace golden = cuckoo_golden;
+
+std::vector<uint8_t> CommittedFile(const std::string& name) {
+  return golden::ReadFileBytes(golden::GoldenDir() + "/" + name);
+}
+
+uint64_t Field64(const std::vector<uint8_t>& bytes, size_t offset) {
+  return cuckoo::byte_io::Load<uint64_t>(bytes.data() + offset);
+}
+uint32_t Field32(const std::vector<uint8_t>& bytes, size_t offset) {
+  return cuckoo::byte_io::Load<uint32_t>(bytes.data() + offset);
+}
+
+// The last 8 bytes are the XXH3-64 of all before them.
+void ExpectSealed(const std::vector<uint8_t>& bytes) {
+  ASSERT_GT(bytes.size(), 8u);
+  EXPECT_EQ(Field64(bytes, bytes.size() - 8),
+            XXH3_64bits(bytes.data(), bytes.size() - 8));
+}
+
+TEST(GoldenDynamicFilter, TodaysCodeWritesTheCommittedBytes) {
+  EXPECT_EQ(cuckoo::SerializeCuckooFilter(golden::PlainIntegerFilter().filter),
+            CommittedFile(golden::kPlainIntegerFile));
+  EXPECT_EQ(
+      cuckoo::SerializeCuckooFilter(golden::GrownSemiSortedFilter().filter),
+      CommittedFile(golden::kGrownSemiSortedFile));
+  const std::vector<std::vector<uint8_t>> chunks = golden::PlainIntegerChunks();
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    EXPECT_EQ(chunks[i], CommittedFile(golden::ChunkFile(i))) << i;
+  }
+  EXPECT_EQ(golden::ShardedIntegerFilterBytes(),
+            CommittedFile(golden::kShardedFile));
+}
+
+// Each field where the format puts it, and the committed bytes load into a
+// filter that finds every stored key.
+TEST(GoldenDynamicFilter, PlainIntegerFilterFieldsAndKeys) {
+  const std::vector<uint8_t> bytes = CommittedFile(golden::kPlainIntegerFile);
+  const golden::GoldenDynamicFilter built = golden::PlainIntegerFilter();
+  const uint32_t stash = built.filter.Stats().stash_size;
+  ASSERT_GT(stash, 0u) << "the golden filter must use its stash";
+  ASSERT_EQ(bytes.size(), 80 + 8 * stash + 4 * 16 / 8 + 7 + 8);
+  EXPECT_EQ(std::string(bytes.begin(), bytes.begin() + 4),
+            std::string("CKF\x01", 4));
+  EXPECT_EQ(cuckoo::byte_io::Load<uint16_t>(bytes.data() + 4), 2);
+  EXPECT_EQ(bytes[6], 2);  // slots per bucket
+  EXPECT_EQ(bytes[7], 8);  // key fingerprint bits
+  EXPECT_EQ(bytes[8], 2);  // plain, key hasher 1 (integer)
+  EXPECT_EQ(bytes[9] | bytes[10] | bytes[11], 0);  // no growth
+  EXPECT_EQ(Field32(bytes, 12), 4u);               // buckets
+  EXPECT_EQ(Field32(bytes, 16), 20u);              // max kicks
+  EXPECT_EQ(Field32(bytes, 20), 4u);               // stash capacity
+  EXPECT_EQ(Field32(bytes, 24), stash);
+  EXPECT_GE(Field32(bytes, 28), stash);  // peak stash size
+  EXPECT_EQ(Field64(bytes, 32), built.stored.size());
+  EXPECT_EQ(Field64(bytes, 40), 7u);  // seed
+  EXPECT_GT(Field64(bytes, 56), 0u);  // total kicks
+  EXPECT_EQ(Field64(bytes, 64), 1u);  // the insert that found it full
+  EXPECT_EQ(Field64(bytes, 72), 1u);  // key 1, erased
+  ExpectSealed(bytes);
+  std::string error;
+  const std::optional<cuckoo::CuckooFilter> loaded =
+      cuckoo::DeserializeCuckooFilter(bytes.data(), bytes.size(), &error);
+  ASSERT_TRUE(loaded.has_value()) << error;
+  EXPECT_EQ(loaded->options().hasher, cuckoo::KeyHasher::kInteger);
+  for (uint64_t hash : built.stored) EXPECT_TRUE(loaded->Contains(hash));
+}
+
+TEST(GoldenDynamicFilter, GrownSemiSortedFilterFieldsAndKeys) {
+  const std::vector<uint8_t> bytes =
+      CommittedFile(golden::kGrownSemiSortedFile);
+  const golden::GoldenDynamicFilter built = golden::GrownSemiSortedFilter();
+  ASSERT_EQ(built.filter.Growths(), 2u);
+  const uint32_t stash = built.filter.Stats().stash_size;
+  // 8 buckets of 4 semi-sorted slots of 8 + 1 bits: 4 (9 - 1) bits each.
+  ASSERT_EQ(bytes.size(), 80 + 8 * stash + 8 * 32 / 8 + 7 + 8);
+  EXPECT_EQ(bytes[6], 4);
+  EXPECT_EQ(bytes[7], 8);
+  EXPECT_EQ(bytes[8], 1);   // semi-sorted, key hasher 0 (XXH3)
+  EXPECT_EQ(bytes[9], 1);   // expansion 2^1
+  EXPECT_EQ(bytes[10], 3);  // growth limit
+  EXPECT_EQ(bytes[11], 2);  // growths
+  EXPECT_EQ(Field32(bytes, 12), 8u);
+  EXPECT_EQ(Field64(bytes, 32), built.stored.size());
+  ExpectSealed(bytes);
+  std::string error;
+  const std::optional<cuckoo::CuckooFilter> loaded =
+      cuckoo::DeserializeCuckooFilter(bytes.data(), bytes.size(), &error);
+  ASSERT_TRUE(loaded.has_value()) << error;
+  EXPECT_EQ(loaded->options().hasher, cuckoo::KeyHasher::kXxh3);
+  EXPECT_EQ(loaded->Growths(), 2u);
+  for (uint64_t hash : built.stored) EXPECT_TRUE(loaded->Contains(hash));
+}
+
+// The chunk frames cut the serialized filter at multiples of the payload
+// size; loaded in order, they give the same filter.
+TEST(GoldenDynamicFilter, ChunkFramesCarryTheSerializedFilter) {
+  const std::vector<uint8_t> whole = CommittedFile(golden::kPlainIntegerFile);
+  const size_t num_chunks = (whole.size() + golden::kGoldenChunkPayload - 1) /
+                            golden::kGoldenChunkPayload;
+  cuckoo::CuckooFilterChunkLoader loader;
+  std::string error;
+  for (size_t i = 0; i < num_chunks; ++i) {
+    SCOPED_TRACE("chunk " + std::to_string(i));
+    const std::vector<uint8_t> chunk = CommittedFile(golden::ChunkFile(i));
+    const size_t offset = i * golden::kGoldenChunkPayload;
+    const size_t payload =
+        std::min(golden::kGoldenChunkPayload, whole.size() - offset);
+    ASSERT_EQ(chunk.size(), 40 + payload + 8);
+    EXPECT_EQ(std::string(chunk.begin(), chunk.begin() + 4),
+              std::string("CKC\x01", 4));
+    EXPECT_EQ(Field32(chunk, 4), i);                                 // sequence
+    EXPECT_EQ(Field64(chunk, 8), Field64(whole, whole.size() - 8));  // dump id
+    EXPECT_EQ(Field64(chunk, 16), offset);
+    EXPECT_EQ(Field64(chunk, 24), whole.size());
+    EXPECT_EQ(Field32(chunk, 32), payload);
+    EXPECT_EQ(Field32(chunk, 36), num_chunks);
+    EXPECT_TRUE(
+        std::equal(chunk.begin() + 40, chunk.end() - 8,
+                   whole.begin() + static_cast<std::ptrdiff_t>(offset)));
+    ExpectSealed(chunk);
+    ASSERT_TRUE(loader.Load(chunk.data(), chunk.size(), &error)) << error;
+  }
+  const std::optional<cuckoo::CuckooFilter> loaded = loader.Finish(&error);
+  ASSERT_TRUE(loaded.has_value()) << error;
+  EXPECT_EQ(cuckoo::SerializeCuckooFilter(*loaded), whole);
+}
+
+// Magic, shard count, then each shard's length and serialized filter, then
+// the checksum; the keys are found through the loaded sharded filter.
+TEST(GoldenDynamicFilter, ShardedFilterFramesEachShard) {
+  const std::vector<uint8_t> bytes = CommittedFile(golden::kShardedFile);
+  EXPECT_EQ(std::string(bytes.begin(), bytes.begin() + 4),
+            std::string("CKS\x01", 4));
+  ASSERT_EQ(Field32(bytes, 4), 2u);
+  size_t at = 8;
+  uint64_t items = 0;
+  std::string error;
+  for (int shard = 0; shard < 2; ++shard) {
+    const size_t length = static_cast<size_t>(Field64(bytes, at));
+    at += 8;
+    ASSERT_LE(at + length, bytes.size() - 8);
+    const std::optional<cuckoo::CuckooFilter> filter =
+        cuckoo::DeserializeCuckooFilter(bytes.data() + at, length, &error);
+    ASSERT_TRUE(filter.has_value()) << "shard " << shard << ": " << error;
+    EXPECT_EQ(filter->options().seed, 9u + static_cast<uint64_t>(shard));
+    EXPECT_EQ(filter->NumBuckets(), 8u);
+    items += filter->Size();
+    at += length;
+  }
+  EXPECT_EQ(at, bytes.size() - 8);
+  EXPECT_EQ(items, golden::kGoldenShardedKeys);
+  ExpectSealed(bytes);
+  const std::unique_ptr<cuckoo::ConcurrentCuckooFilter> loaded =
+      cuckoo::ConcurrentCuckooFilter::Deserialize(bytes.data(), bytes.size(),
+                                                  &error);
+  ASSERT_NE(loaded, nullptr) << error;
+  EXPECT_EQ(loaded->hasher(), cuckoo::KeyHasher::kInteger);
+  for (uint64_t key = 0; key < golden::kGoldenShardedKeys; ++key) {
+    EXPECT_TRUE(loaded->Contains(cuckoo::HashInteger(key))) << key;
   }
 }
 
