@@ -306,34 +306,11 @@ class CuckooFilter {
   }
 
   // Removes one copy. Returns false when no copy was found.
-  bool Erase(uint64_t hash) {
-    const KeyPosition position = hashing_.Locate(hash);
-    if (TryRemoveFromBucket(position.bucket, position.fingerprint) ||
-        TryRemoveFromBucket(position.alternate, position.fingerprint)) {
-      --num_items_;
-      ++num_deleted_;
-      DrainStash();
-      return true;
-    }
-    for (size_t i = 0; i < stash_.size(); ++i) {
-      if (InStash(stash_[i], position)) {
-        stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
-        --num_items_;
-        ++num_deleted_;
-        return true;
-      }
-    }
-    return false;
-  }
+  bool Erase(uint64_t hash) { return operations_->erase(*this, hash); }
 
   // Copies of the key's fingerprint in its two buckets and the stash.
   uint32_t Count(uint64_t hash) const {
-    const KeyPosition position = hashing_.Locate(hash);
-    const BucketTableView& view = table_.view();
-    return static_cast<uint32_t>(
-        view.CountInBucket(position.bucket, position.fingerprint) +
-        view.CountInBucket(position.alternate, position.fingerprint) +
-        StashCount(position));
+    return operations_->count(*this, hash);
   }
 
   uint64_t Size() const { return num_items_; }
@@ -434,6 +411,10 @@ class CuckooFilter {
   // Serialization: cuckoo_filter_serialization.h.
   friend class CuckooFilterLoader;
   friend class CuckooFilterDumper;
+  // The operations with the table type fixed at compile time:
+  // typed_cuckoo_filter.h.
+  template <typename Bucket, typename Hasher>
+  friend class TypedCuckooFilter;
 
  private:
   struct StashEntry {
@@ -532,6 +513,8 @@ class CuckooFilter {
     bool (*contains)(const CuckooFilter&, uint64_t);
     void (*contains_batch)(const CuckooFilter&, const uint64_t*, size_t, bool*);
     InsertResult (*insert)(CuckooFilter&, uint64_t);
+    bool (*erase)(CuckooFilter&, uint64_t);
+    uint32_t (*count)(const CuckooFilter&, uint64_t);
   };
 
   // A filter that cannot grow maps keys with its base mapping, which Table
@@ -604,10 +587,50 @@ class CuckooFilter {
   }
 
   template <typename Table, typename Mapping>
+  CUCKOO_ALWAYS_INLINE static bool EraseWith(CuckooFilter& filter,
+                                             uint64_t hash) {
+    const KeyPosition position = Mapping::Locate(filter, hash);
+    if (Table::Replace(&filter.table_, position.bucket, position.fingerprint,
+                       0) ||
+        Table::Replace(&filter.table_, position.alternate, position.fingerprint,
+                       0)) {
+      --filter.num_items_;
+      ++filter.num_deleted_;
+      if (!filter.stash_.empty()) filter.DrainStash();
+      return true;
+    }
+    return filter.EraseFromStash(position);
+  }
+
+  template <typename Table, typename Mapping>
+  CUCKOO_ALWAYS_INLINE static uint32_t CountWith(const CuckooFilter& filter,
+                                                 uint64_t hash) {
+    const KeyPosition position = Mapping::Locate(filter, hash);
+    const BucketTableView& view = filter.table_.view();
+    return CountInBucket<Table>(view, position.bucket, position.fingerprint) +
+           CountInBucket<Table>(view, position.alternate,
+                                position.fingerprint) +
+           filter.StashCount(position);
+  }
+
+  template <typename Table>
+  CUCKOO_ALWAYS_INLINE static uint32_t CountInBucket(
+      const BucketTableView& view, uint32_t bucket, uint32_t fingerprint) {
+    uint32_t slots[Table::kSlots] = {};
+    Table::ReadBucket(view, bucket, slots);
+    uint32_t count = 0;
+    for (int slot = 0; slot < Table::SlotsPerBucket(view); ++slot) {
+      count += slots[slot] == fingerprint;
+    }
+    return count;
+  }
+
+  template <typename Table, typename Mapping>
   static const Operations* OperationsWith() {
     static constexpr Operations operations = {
         &ContainsWith<Table, Mapping>, &ContainsBatchWith<Table, Mapping>,
-        &InsertWith<Table, Mapping>};
+        &InsertWith<Table, Mapping>, &EraseWith<Table, Mapping>,
+        &CountWith<Table, Mapping>};
     return &operations;
   }
 
@@ -735,10 +758,6 @@ class CuckooFilter {
     return table_.TryInsert(bucket, fingerprint);
   }
 
-  bool TryRemoveFromBucket(uint32_t bucket, uint32_t fingerprint) {
-    return ReplaceInBucket(bucket, fingerprint, 0);
-  }
-
   // Replaces one slot holding `from` by `to`; false if none holds `from`.
   bool ReplaceInBucket(uint32_t bucket, uint32_t from, uint32_t to) {
     return table_.Replace(bucket, from, to);
@@ -749,6 +768,19 @@ class CuckooFilter {
     return entry.fingerprint == position.fingerprint &&
            (entry.bucket == position.bucket ||
             entry.bucket == position.alternate);
+  }
+
+  // Erase's last resort: one copy of the key in the stash.
+  bool EraseFromStash(const KeyPosition& position) {
+    for (size_t i = 0; i < stash_.size(); ++i) {
+      if (InStash(stash_[i], position)) {
+        stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
+        --num_items_;
+        ++num_deleted_;
+        return true;
+      }
+    }
+    return false;
   }
 
   uint32_t StashCount(const KeyPosition& position) const {
