@@ -1,0 +1,927 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// Runs the dynamic cuckoo filter side by side with three peer
+// implementations in one process, on the same keys, table size and load,
+// and prints one Markdown table of throughput ratios, ours / peer. Ours is
+// the typed filter (cuckoo::TypedCuckooFilter, its layout and hasher
+// compile-time parameters, as the peers' are), and in the rows marked
+// "runtime" the runtime-layout cuckoo::CuckooFilter given the same hashes.
+// scripts/peers-bench.sh fetches the peers at pinned commits, outside the
+// repository, and builds this file with them; nothing of theirs is in the
+// repository.
+//
+// Comparisons (ours hashes with cuckoo::HashInteger unless said otherwise):
+//   efficient/cuckoofilter (the paper's reference), with its own hash
+//     (TwoIndependentMultiplyShift): plain 4-slot buckets of 8, 12 and 16-bit
+//     fingerprints (its SingleTable), semi-sorted 13-bit (its PackedTable);
+//     plain 12 and semi-sorted 13 also against ours runtime;
+//   the same with XXH3-64 of the key's 8 bytes on both sides (ours:
+//     cuckoo::HashKey; the reference gets a HashFamily calling it);
+//   FastFilter/fastfilter_cpp's cuckoo filter, with its own hash
+//     (SimpleMixSplit): plain 12-bit and semi-sorted 13-bit;
+//   RedisBloom's cuckoo.c with its defaults (buckets of 2 slots of 8-bit
+//     fingerprints, 20 kicks) and its hash, MurmurHash64A of the key's 8
+//     bytes; ours with the same layout and as many slots, twice the buckets.
+//
+// Keys: random 64-bit integers; the stored ones fill 95% of the slots, and
+// as many absent ones are drawn after them. In each repetition, every filter
+// is built fresh and both sides of a comparison run back to back, which one
+// first alternating between repetitions:
+//   insert a-b%   the inserts that take the table from a% to b% of its
+//                 slots, timed as one run; a side whose insert fails stops
+//                 there, and the slices it did not finish have no figure
+//   lookup p%     Contains on the filled table, p% of the keys stored (the
+//                 mix drawn by a seeded coin), for at least --min-seconds
+//   batch32 p%    ours: ContainsBatch of 32 keys at a time, hashed inside
+//                 the timed loop; against the peer's single lookups
+//   visit p%      ours, runtime rows: Contains in a loop inside
+//                 VisitLookup; against the peer's single lookups
+// Lookups run at the load both sides reached: the fuller one is rebuilt
+// with the keys the other holds. Then every stored key must be found by
+// both, or the run aborts; the false-positive rate is measured once per
+// comparison, in the first repetition, on the absent keys.
+//
+// usage: peers_bench [--quick] [--repetitions N] [--min-seconds S]
+//   --quick  2^16 buckets of 4 slots only, 2 repetitions, 0.02 s lookups
+//            (a smoke test); otherwise 2^18 and 2^24 buckets, 5 repetitions,
+//            0.2 s lookups
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "cuckoo/cuckoo_filter.h"
+#include "cuckoo/hashing.h"
+#include "cuckoo/typed_cuckoo_filter.h"
+
+// The peers' headers, from the include folder scripts/peers-bench.sh links
+// them into. efficient/cuckoofilter and fastfilter_cpp (whose cuckoo filter
+// derives from the reference) declare the same names in namespace
+// cuckoofilter behind the same include guards: each goes into a namespace
+// of its own, and the guards are cleared in between.
+#define cuckoofilter efficient_cuckoofilter
+#include <efficient_cuckoofilter/src/cuckoofilter.h>
+#undef cuckoofilter
+#undef CUCKOO_FILTER_CUCKOO_FILTER_H_
+#undef CUCKOO_FILTER_SINGLE_TABLE_H_
+#undef CUCKOO_FILTER_PACKED_TABLE_H_
+#undef CUCKOO_FILTER_PERM_ENCODING_H_
+#undef CUCKOO_FILTER_BITS_H_
+#undef CUCKOO_FILTER_DEBUG_H_
+#undef CUCKOO_FILTER_PRINTUTIL_H_
+#define cuckoofilter fastfilter_cuckoofilter
+#include <fastfilter_cpp/src/cuckoo/cuckoofilter.h>
+#undef cuckoofilter
+
+extern "C" {
+#include <RedisBloom/src/cuckoo.h>
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kKeySeed = 2014;
+constexpr uint64_t kMixSeed = 2015;
+constexpr double kTargetLoad = 0.95;
+constexpr size_t kBatch = 32;
+// Lookups between two reads of the clock.
+constexpr size_t kChunk = 8192;
+constexpr uint64_t kMaxFprProbes = uint64_t{1} << 23;
+constexpr double kNoFigure = std::numeric_limits<double>::quiet_NaN();
+
+struct Slice {
+  double from;
+  double to;
+};
+constexpr Slice kSlices[] = {
+    {0.0, 0.50}, {0.50, 0.75}, {0.75, 0.90}, {0.90, kTargetLoad}};
+constexpr int kPositivePercents[] = {0, 50, 100};
+
+// Where the timed lookups' results go, so that they are computed.
+volatile uint64_t lookup_sink = 0;
+
+[[noreturn]] void Fail(const std::string& message) {
+  std::fprintf(stderr, "peers_bench: %s\n", message.c_str());
+  std::exit(1);
+}
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+size_t KeysAtLoad(double load, uint64_t slots) {
+  return static_cast<size_t>(load * static_cast<double>(slots));
+}
+
+// Stored keys (kTargetLoad of the slots), as many absent ones, and the 50%
+// mix: mixed[i] is stored[i] or absent[i], as a seeded coin says, so that a
+// prefix of any of the three holds only keys of a prefix of `stored`.
+struct KeySet {
+  std::vector<uint64_t> stored;
+  std::vector<uint64_t> absent;
+  std::vector<uint64_t> mixed;
+
+  const std::vector<uint64_t>& WithPositivePercent(int percent) const {
+    return percent == 0 ? absent : percent == 100 ? stored : mixed;
+  }
+};
+
+KeySet MakeKeys(uint64_t slots) {
+  const size_t count = KeysAtLoad(kTargetLoad, slots);
+  KeySet keys;
+  std::mt19937_64 rng(kKeySeed);
+  keys.stored.resize(count);
+  keys.absent.resize(count);
+  for (uint64_t& key : keys.stored) key = rng();
+  for (uint64_t& key : keys.absent) key = rng();
+  std::mt19937_64 coin(kMixSeed);
+  keys.mixed.resize(count);
+  uint64_t bits = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (i % 64 == 0) bits = coin();
+    keys.mixed[i] = (bits >> (i % 64)) & 1 ? keys.stored[i] : keys.absent[i];
+  }
+  return keys;
+}
+
+// The sides of a comparison are adapters with
+//   bool Insert(uint64_t key)           false when the key did not fit
+//   bool Contains(uint64_t key) const
+//   uint64_t Slots() const, size_t SizeInBytes() const
+// and ours, in addition,
+//   void ContainsBatch(const uint64_t* keys, size_t count, bool* out) const
+//   static constexpr bool kHasVisitLookup, and when true
+//   template <typename Body> void VisitContains(Body&& body) const
+// A filter that takes keys itself, as a typed one would, needs an adapter
+// only to turn Insert's result into a bool and to say kHasVisitLookup.
+
+// Ours: cuckoo::CuckooFilter, its layout chosen at run time, fed with
+// Hasher's hashes of the keys; every timed call includes the hashing.
+template <typename Hasher>
+class RuntimeFilter {
+ public:
+  static constexpr bool kHasVisitLookup = true;
+
+  RuntimeFilter(uint64_t num_buckets, const cuckoo::BucketLayout& layout)
+      : filter_(num_buckets, Options(layout)) {}
+
+  bool Insert(uint64_t key) {
+    return filter_.Insert(hasher_(key)) == cuckoo::InsertResult::kOk;
+  }
+  bool Contains(uint64_t key) const { return filter_.Contains(hasher_(key)); }
+  void ContainsBatch(const uint64_t* keys, size_t count, bool* out) const {
+    uint64_t hashes[kBatch];
+    for (size_t done = 0; done < count; done += kBatch) {
+      const size_t n = std::min(kBatch, count - done);
+      for (size_t i = 0; i < n; ++i) hashes[i] = hasher_(keys[done + i]);
+      filter_.ContainsBatch(hashes, n, out + done);
+    }
+  }
+  // Calls body(contains), where contains(key) answers as Contains does,
+  // compiled for the filter's table (VisitLookup).
+  template <typename Body>
+  void VisitContains(Body&& body) const {
+    filter_.VisitLookup([&](const auto& lookup) {
+      body([&](uint64_t key) { return lookup.Contains(hasher_(key)); });
+    });
+  }
+  uint64_t Slots() const { return filter_.Capacity(); }
+  size_t SizeInBytes() const { return filter_.SizeInBytes(); }
+
+ private:
+  static cuckoo::CuckooFilterOptions Options(
+      const cuckoo::BucketLayout& layout) {
+    cuckoo::CuckooFilterOptions options;
+    options.layout = layout;
+    options.expansion = 0;
+    options.hasher = Hasher::kId;
+    return options;
+  }
+
+  Hasher hasher_;
+  cuckoo::CuckooFilter filter_;
+};
+
+using RuntimeInteger = RuntimeFilter<cuckoo::IntegerHasher>;
+
+// Ours: a cuckoo::TypedCuckooFilter, which takes the keys and hashes them
+// itself.
+template <typename Typed>
+class TypedFilter {
+ public:
+  static constexpr bool kHasVisitLookup = false;
+
+  TypedFilter(uint64_t num_buckets, const cuckoo::BucketLayout& layout)
+      : filter_(num_buckets) {
+    if (!(layout == Typed::Layout())) Fail("a typed filter of another layout");
+  }
+
+  bool Insert(uint64_t key) {
+    return filter_.Insert(key) == cuckoo::InsertResult::kOk;
+  }
+  bool Contains(uint64_t key) const { return filter_.Contains(key); }
+  void ContainsBatch(const uint64_t* keys, size_t count, bool* out) const {
+    filter_.ContainsBatch(keys, count, out);
+  }
+  uint64_t Slots() const { return filter_.Capacity(); }
+  size_t SizeInBytes() const { return filter_.SizeInBytes(); }
+
+ private:
+  Typed filter_;
+};
+
+template <int kFingerprintBits, typename Hasher = cuckoo::IntegerHasher>
+using OursPlain =
+    TypedFilter<cuckoo::PlainCuckooFilter<kFingerprintBits, Hasher>>;
+template <typename Hasher = cuckoo::IntegerHasher>
+using OursSemiSorted13 =
+    TypedFilter<cuckoo::SemiSortedCuckooFilter<13, Hasher>>;
+using OursTwoSlots8 =
+    TypedFilter<cuckoo::TypedCuckooFilter<cuckoo::PlainWordBucket<2, 8>,
+                                          cuckoo::IntegerHasher>>;
+
+// The HashFamily of the reference in the XXH3 rows: XXH3-64 of the key's 8
+// bytes, the same function ours hashes with there.
+struct Xxh3HashFamily {
+  uint64_t operator()(uint64_t key) const { return cuckoo::HashKey(key); }
+};
+
+// efficient/cuckoofilter's CuckooFilter, or fastfilter_cpp's. Both take a
+// number of keys and make a power of two of 4-slot buckets, doubled when
+// the keys would fill more than 96% (efficient) or 94% (fastfilter) of
+// them: asking for 90% of a power of two of slots gets exactly those.
+// Their Add returns Ok after parking a homeless fingerprint in their
+// one-entry victim cache, and fails from the next call on.
+template <typename Filter, auto kOk>
+class ReferenceFilter {
+ public:
+  explicit ReferenceFilter(uint64_t slots)
+      : filter_(static_cast<size_t>(slots / 10 * 9)), slots_(slots) {}
+  ReferenceFilter(const ReferenceFilter&) = delete;
+  ReferenceFilter& operator=(const ReferenceFilter&) = delete;
+
+  bool Insert(uint64_t key) { return filter_.Add(key) == kOk; }
+  bool Contains(uint64_t key) const { return filter_.Contain(key) == kOk; }
+  // The slots asked for; Compare checks that the table's bytes match ours.
+  uint64_t Slots() const { return slots_; }
+  size_t SizeInBytes() const { return filter_.SizeInBytes(); }
+
+ private:
+  Filter filter_;
+  uint64_t slots_;
+};
+
+template <size_t kBits, template <size_t> class Table, typename Hash>
+using Efficient = ReferenceFilter<
+    efficient_cuckoofilter::CuckooFilter<uint64_t, kBits, Table, Hash>,
+    efficient_cuckoofilter::Ok>;
+template <size_t kBits>
+using EfficientPlain =
+    Efficient<kBits, efficient_cuckoofilter::SingleTable,
+              efficient_cuckoofilter::TwoIndependentMultiplyShift>;
+template <size_t kBits>
+using EfficientPlainXxh3 =
+    Efficient<kBits, efficient_cuckoofilter::SingleTable, Xxh3HashFamily>;
+using EfficientSemiSorted13 =
+    Efficient<13, efficient_cuckoofilter::PackedTable,
+              efficient_cuckoofilter::TwoIndependentMultiplyShift>;
+using EfficientSemiSorted13Xxh3 =
+    Efficient<13, efficient_cuckoofilter::PackedTable, Xxh3HashFamily>;
+
+template <size_t kBits, template <size_t> class Table>
+using FastFilter = ReferenceFilter<
+    fastfilter_cuckoofilter::CuckooFilter<uint64_t, kBits, Table>,
+    fastfilter_cuckoofilter::Ok>;
+
+// RedisBloom's cuckoo.c with its default bucket size and kick limit
+// (MAXITERATIONS), and no expansion, so that the table keeps its size; keys
+// hashed as RedisBloom hashes them. A failed insert leaves the table as it
+// was. Each call goes out of line into the C objects, as in RedisBloom.
+class RedisBloomFilter {
+ public:
+  static constexpr uint16_t kBucketSize = 2;
+  static constexpr uint16_t kMaxIterations = 20;
+
+  explicit RedisBloomFilter(uint64_t slots) {
+    if (CuckooFilter_Init(&filter_, slots, kBucketSize, kMaxIterations,
+                          /*expansion=*/0) != 0) {
+      Fail("RedisBloom: CuckooFilter_Init failed");
+    }
+  }
+  ~RedisBloomFilter() { CuckooFilter_Free(&filter_); }
+  RedisBloomFilter(const RedisBloomFilter&) = delete;
+  RedisBloomFilter& operator=(const RedisBloomFilter&) = delete;
+
+  bool Insert(uint64_t key) {
+    return CuckooFilter_Insert(&filter_, Hash(key)) == CuckooInsert_Inserted;
+  }
+  bool Contains(uint64_t key) const {
+    return CuckooFilter_Check(&filter_, Hash(key)) != 0;
+  }
+  uint64_t Slots() const { return filter_.numBuckets * filter_.bucketSize; }
+  // One byte per slot.
+  size_t SizeInBytes() const { return static_cast<size_t>(Slots()); }
+
+ private:
+  static uint64_t Hash(uint64_t key) {
+    return MurmurHash64A_Bloom(&key, sizeof(key), 0);
+  }
+
+  ::CuckooFilter filter_;
+};
+
+template <typename Ours>
+auto MakeOurs(uint64_t num_buckets, cuckoo::BucketLayout layout) {
+  return [=] { return std::make_unique<Ours>(num_buckets, layout); };
+}
+
+template <typename Peer>
+auto MakePeer(uint64_t slots) {
+  return [=] { return std::make_unique<Peer>(slots); };
+}
+
+struct InsertRun {
+  size_t stored;  // keys the filter holds after the run
+  double mops;    // kNoFigure when an insert failed
+};
+
+template <typename Filter>
+InsertRun TimeInserts(Filter& filter, const std::vector<uint64_t>& keys,
+                      size_t first, size_t last) {
+  const Clock::time_point start = Clock::now();
+  size_t next = first;
+  while (next < last && filter.Insert(keys[next])) ++next;
+  const double seconds = SecondsSince(start);
+  if (next < last) return {next, kNoFigure};
+  return {last, static_cast<double>(last - first) / seconds / 1e6};
+}
+
+// Inserts keys [0, count), untimed; returns how many fitted before the first
+// failure.
+template <typename Filter>
+size_t FillUntimed(Filter& filter, const std::vector<uint64_t>& keys,
+                   size_t count) {
+  size_t next = 0;
+  while (next < count && filter.Insert(keys[next])) ++next;
+  return next;
+}
+
+// Runs count_chunk(first, count), which returns the matches among keys
+// [first, first + count), over keys[0, n) in chunks, cycling, for at least
+// min_seconds. Returns millions of lookups per second.
+template <typename CountChunk>
+double TimeLookups(const uint64_t* keys, size_t n, double min_seconds,
+                   CountChunk&& count_chunk) {
+  uint64_t matches = 0;
+  uint64_t done = 0;
+  size_t next = 0;
+  double seconds = 0;
+  const Clock::time_point start = Clock::now();
+  do {
+    const size_t count = std::min(kChunk, n - next);
+    matches += count_chunk(keys + next, count);
+    done += count;
+    next += count;
+    if (next == n) next = 0;
+    seconds = SecondsSince(start);
+  } while (seconds < min_seconds);
+  lookup_sink = lookup_sink + matches;
+  return static_cast<double>(done) / seconds / 1e6;
+}
+
+template <typename Filter>
+uint64_t CountSingle(const Filter& filter, const uint64_t* keys, size_t count) {
+  uint64_t matches = 0;
+  for (size_t i = 0; i < count; ++i) matches += filter.Contains(keys[i]);
+  return matches;
+}
+
+template <typename Filter>
+uint64_t CountBatched(const Filter& filter, const uint64_t* keys,
+                      size_t count) {
+  uint64_t matches = 0;
+  bool out[kBatch];
+  for (size_t i = 0; i < count; i += kBatch) {
+    const size_t n = std::min(kBatch, count - i);
+    filter.ContainsBatch(keys + i, n, out);
+    for (size_t k = 0; k < n; ++k) matches += out[k];
+  }
+  return matches;
+}
+
+template <typename Filter>
+uint64_t CountVisited(const Filter& filter, const uint64_t* keys,
+                      size_t count) {
+  uint64_t matches = 0;
+  filter.VisitContains([&](const auto& contains) {
+    for (size_t i = 0; i < count; ++i) matches += contains(keys[i]);
+  });
+  return matches;
+}
+
+template <typename Filter>
+void CheckAllFound(const Filter& filter, const std::vector<uint64_t>& keys,
+                   size_t count, const std::string& who) {
+  for (size_t i = 0; i < count; ++i) {
+    if (!filter.Contains(keys[i])) {
+      Fail(who + " does not find stored key #" + std::to_string(i) + " of " +
+           std::to_string(count) + ": a false negative");
+    }
+  }
+}
+
+template <typename Filter>
+double MeasureFpr(const Filter& filter, const std::vector<uint64_t>& absent) {
+  const size_t probes =
+      static_cast<size_t>(std::min<uint64_t>(absent.size(), kMaxFprProbes));
+  uint64_t positives = 0;
+  for (size_t i = 0; i < probes; ++i) positives += filter.Contains(absent[i]);
+  return static_cast<double>(positives) / static_cast<double>(probes);
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::vector<double> Finite(const std::vector<double>& values) {
+  std::vector<double> finite;
+  for (double value : values) {
+    if (!std::isnan(value)) finite.push_back(value);
+  }
+  return finite;
+}
+
+std::string Format(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
+}
+
+std::string Percent(double fraction) {
+  return Format("%.1f%%", 100 * fraction);
+}
+
+// A load per repetition, as a range, with "full at" when an insert failed
+// in some repetition.
+std::string LoadRange(const std::vector<double>& loads, bool full) {
+  const auto [low, high] = std::minmax_element(loads.begin(), loads.end());
+  std::string text = Percent(*low);
+  if (*high - *low >= 0.0005) text += "-" + Percent(*high);
+  return full ? "full at " + text : text;
+}
+
+// The measurements, per row and repetition, and the loads reached.
+class Report {
+ public:
+  void AddRate(const std::string& size, const std::string& comparison,
+               const std::string& operation, double ours_mops,
+               double peer_mops) {
+    Row& row = RowOf(size, comparison, operation);
+    row.ours.push_back(ours_mops);
+    row.peer.push_back(peer_mops);
+  }
+
+  void AddFill(const std::string& size, const std::string& comparison,
+               uint64_t slots, size_t ours_stored, size_t peer_stored,
+               size_t common, size_t target) {
+    FillRecord& fill = FillOf(size, comparison);
+    const double total = static_cast<double>(slots);
+    fill.ours_loads.push_back(static_cast<double>(ours_stored) / total);
+    fill.peer_loads.push_back(static_cast<double>(peer_stored) / total);
+    fill.common_loads.push_back(static_cast<double>(common) / total);
+    fill.ours_full = fill.ours_full || ours_stored < target;
+    fill.peer_full = fill.peer_full || peer_stored < target;
+  }
+
+  void SetFprAndBytes(const std::string& size, const std::string& comparison,
+                      double ours_fpr, double peer_fpr, size_t ours_bytes,
+                      size_t peer_bytes) {
+    FillRecord& fill = FillOf(size, comparison);
+    fill.ours_fpr = ours_fpr;
+    fill.peer_fpr = peer_fpr;
+    fill.ours_bytes = ours_bytes;
+    fill.peer_bytes = peer_bytes;
+  }
+
+  void Print(int repetitions) const {
+    std::printf(
+        "| size | comparison | operation | ours Mops/s | peer Mops/s | "
+        "ratio (median) | interval |\n"
+        "|---|---|---|---:|---:|---:|---|\n");
+    for (const Row& row : rows_) PrintRow(row, repetitions);
+    std::printf(
+        "\n### Loads and false-positive rates\n\n"
+        "Load reached: where the insert slices stopped (\"full at\": an "
+        "insert failed there). Lookups run at the load both sides reached. "
+        "FPR: first repetition, on up to %llu absent keys.\n\n"
+        "| size | comparison | ours load reached | peer load reached | "
+        "lookups at load | ours FPR | peer FPR | table KiB ours / peer |\n"
+        "|---|---|---|---|---|---:|---:|---|\n",
+        static_cast<unsigned long long>(kMaxFprProbes));
+    for (const FillRecord& fill : fills_) {
+      std::printf("| %s | %s | %s | %s | %s | %s | %s | %s / %s |\n",
+                  fill.size.c_str(), fill.comparison.c_str(),
+                  LoadRange(fill.ours_loads, fill.ours_full).c_str(),
+                  LoadRange(fill.peer_loads, fill.peer_full).c_str(),
+                  LoadRange(fill.common_loads, false).c_str(),
+                  Format("%.4f%%", 100 * fill.ours_fpr).c_str(),
+                  Format("%.4f%%", 100 * fill.peer_fpr).c_str(),
+                  Format("%.0f", fill.ours_bytes / 1024.0).c_str(),
+                  Format("%.0f", fill.peer_bytes / 1024.0).c_str());
+    }
+  }
+
+ private:
+  struct Row {
+    std::string size;
+    std::string comparison;
+    std::string operation;
+    std::vector<double> ours;  // Mops/s per repetition, NaN for no figure
+    std::vector<double> peer;
+  };
+  struct FillRecord {
+    std::string size;
+    std::string comparison;
+    std::vector<double> ours_loads;
+    std::vector<double> peer_loads;
+    std::vector<double> common_loads;
+    bool ours_full = false;
+    bool peer_full = false;
+    double ours_fpr = 0;
+    double peer_fpr = 0;
+    size_t ours_bytes = 0;
+    size_t peer_bytes = 0;
+  };
+
+  static void PrintRow(const Row& row, int repetitions) {
+    std::vector<double> ratios;
+    for (size_t i = 0; i < row.ours.size(); ++i) {
+      if (!std::isnan(row.ours[i]) && !std::isnan(row.peer[i])) {
+        ratios.push_back(row.ours[i] / row.peer[i]);
+      }
+    }
+    const std::vector<double> ours = Finite(row.ours);
+    const std::vector<double> peer = Finite(row.peer);
+    const auto mops = [](const std::vector<double>& values) {
+      return values.empty() ? std::string("stopped")
+                            : Format("%.1f", Median(values));
+    };
+    std::string ratio = "-";
+    std::string interval = "no repetition where both finished";
+    if (!ratios.empty()) {
+      const auto [low, high] =
+          std::minmax_element(ratios.begin(), ratios.end());
+      ratio = Format("%.2f", Median(ratios));
+      interval = Format("%.2f", *low) + "-" + Format("%.2f", *high);
+      if (static_cast<int>(ratios.size()) < repetitions) {
+        interval += " (" + std::to_string(ratios.size()) + " of " +
+                    std::to_string(repetitions) + " repetitions)";
+      }
+    }
+    std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", row.size.c_str(),
+                row.comparison.c_str(), row.operation.c_str(),
+                mops(ours).c_str(), mops(peer).c_str(), ratio.c_str(),
+                interval.c_str());
+  }
+
+  Row& RowOf(const std::string& size, const std::string& comparison,
+             const std::string& operation) {
+    const auto key = std::make_tuple(size, comparison, operation);
+    const auto found = row_index_.find(key);
+    if (found != row_index_.end()) return rows_[found->second];
+    row_index_.emplace(key, rows_.size());
+    rows_.push_back(Row{size, comparison, operation, {}, {}});
+    return rows_.back();
+  }
+
+  FillRecord& FillOf(const std::string& size, const std::string& comparison) {
+    const auto key = std::make_pair(size, comparison);
+    const auto found = fill_index_.find(key);
+    if (found != fill_index_.end()) return fills_[found->second];
+    fill_index_.emplace(key, fills_.size());
+    fills_.push_back(FillRecord{size, comparison, {}, {}, {}});
+    return fills_.back();
+  }
+
+  std::vector<Row> rows_;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t>
+      row_index_;
+  std::vector<FillRecord> fills_;
+  std::map<std::pair<std::string, std::string>, size_t> fill_index_;
+};
+
+// One repetition at one table size.
+struct Run {
+  std::string size;      // the label of the size
+  uint64_t num_buckets;  // of 4 slots
+  const KeySet* keys;
+  int repetition;
+  double min_seconds;
+  Report* report;
+};
+
+std::string SliceName(const Slice& slice) {
+  return "insert " + Format("%.0f", 100 * slice.from) + "-" +
+         Format("%.0f", 100 * slice.to) + "%";
+}
+
+// One comparison in one repetition: both filters built fresh, the insert
+// slices and the lookups of each side back to back.
+template <typename MakeOurs, typename MakePeer>
+void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
+             MakePeer make_peer) {
+  auto ours = make_ours();
+  auto peer = make_peer();
+  const uint64_t slots = ours->Slots();
+  if (peer->Slots() != slots) {
+    Fail(comparison + ": the peer has " + std::to_string(peer->Slots()) +
+         " slots, ours " + std::to_string(slots));
+  }
+  const double byte_ratio = static_cast<double>(peer->SizeInBytes()) /
+                            static_cast<double>(ours->SizeInBytes());
+  if (byte_ratio < 0.75 || byte_ratio > 1.33) {
+    Fail(comparison + ": the peer's table has " +
+         std::to_string(peer->SizeInBytes()) + " bytes, ours " +
+         std::to_string(ours->SizeInBytes()) + ": not the same table size");
+  }
+  const std::vector<uint64_t>& stored = run.keys->stored;
+  const bool peer_first = run.repetition % 2 == 1;
+  const auto in_order = [peer_first](auto&& ours_step, auto&& peer_step) {
+    if (peer_first) {
+      peer_step();
+      ours_step();
+    } else {
+      ours_step();
+      peer_step();
+    }
+  };
+
+  size_t ours_stored = 0;
+  size_t peer_stored = 0;
+  for (const Slice& slice : kSlices) {
+    const size_t first = KeysAtLoad(slice.from, slots);
+    const size_t last = std::min(KeysAtLoad(slice.to, slots), stored.size());
+    double ours_mops = kNoFigure;
+    double peer_mops = kNoFigure;
+    in_order(
+        [&] {
+          if (ours_stored != first) return;
+          const InsertRun insert = TimeInserts(*ours, stored, first, last);
+          ours_stored = insert.stored;
+          ours_mops = insert.mops;
+        },
+        [&] {
+          if (peer_stored != first) return;
+          const InsertRun insert = TimeInserts(*peer, stored, first, last);
+          peer_stored = insert.stored;
+          peer_mops = insert.mops;
+        });
+    run.report->AddRate(run.size, comparison, SliceName(slice), ours_mops,
+                        peer_mops);
+  }
+
+  // Both sides at the load the emptier one reached.
+  const size_t ours_reached = ours_stored;
+  const size_t peer_reached = peer_stored;
+  size_t common = std::min(ours_stored, peer_stored);
+  while (ours_stored != common || peer_stored != common) {
+    if (ours_stored > common) {
+      ours = make_ours();
+      ours_stored = FillUntimed(*ours, stored, common);
+    }
+    if (peer_stored > common) {
+      peer = make_peer();
+      peer_stored = FillUntimed(*peer, stored, common);
+    }
+    common = std::min(ours_stored, peer_stored);
+  }
+  if (common == 0) Fail(comparison + ": no key fitted");
+  CheckAllFound(*ours, stored, common, comparison + ": ours");
+  CheckAllFound(*peer, stored, common, comparison + ": the peer");
+  run.report->AddFill(run.size, comparison, slots, ours_reached, peer_reached,
+                      common, stored.size());
+  if (run.repetition == 0) {
+    run.report->SetFprAndBytes(run.size, comparison,
+                               MeasureFpr(*ours, run.keys->absent),
+                               MeasureFpr(*peer, run.keys->absent),
+                               ours->SizeInBytes(), peer->SizeInBytes());
+  }
+
+  using Ours = typename decltype(ours)::element_type;
+  for (int percent : kPositivePercents) {
+    const uint64_t* keys = run.keys->WithPositivePercent(percent).data();
+    const std::string mix = std::to_string(percent) + "% positive";
+    double ours_mops = 0;
+    double peer_mops = 0;
+    in_order(
+        [&] {
+          ours_mops = TimeLookups(keys, common, run.min_seconds,
+                                  [&](const uint64_t* first, size_t count) {
+                                    return CountSingle(*ours, first, count);
+                                  });
+        },
+        [&] {
+          peer_mops = TimeLookups(keys, common, run.min_seconds,
+                                  [&](const uint64_t* first, size_t count) {
+                                    return CountSingle(*peer, first, count);
+                                  });
+        });
+    const double batched_mops =
+        TimeLookups(keys, common, run.min_seconds,
+                    [&](const uint64_t* first, size_t count) {
+                      return CountBatched(*ours, first, count);
+                    });
+    run.report->AddRate(run.size, comparison, "lookup " + mix, ours_mops,
+                        peer_mops);
+    run.report->AddRate(run.size, comparison,
+                        "batch32 " + mix + " (vs peer single)", batched_mops,
+                        peer_mops);
+    if constexpr (Ours::kHasVisitLookup) {
+      const double visit_mops =
+          TimeLookups(keys, common, run.min_seconds,
+                      [&](const uint64_t* first, size_t count) {
+                        return CountVisited(*ours, first, count);
+                      });
+      run.report->AddRate(run.size, comparison,
+                          "visit " + mix + " (vs peer single)", visit_mops,
+                          peer_mops);
+    }
+  }
+}
+
+void RunComparisons(const Run& run) {
+  const uint64_t buckets = run.num_buckets;
+  const uint64_t slots = 4 * buckets;
+  const cuckoo::BucketLayout plain8{4, 8, false};
+  const cuckoo::BucketLayout plain12{4, 12, false};
+  const cuckoo::BucketLayout plain16{4, 16, false};
+  const cuckoo::BucketLayout semi13{4, 13, true};
+
+  using cuckoo::Xxh3Hasher;
+  Compare(run, "efficient plain 8, own hash",
+          MakeOurs<OursPlain<8>>(buckets, plain8),
+          MakePeer<EfficientPlain<8>>(slots));
+  Compare(run, "efficient plain 12, own hash",
+          MakeOurs<OursPlain<12>>(buckets, plain12),
+          MakePeer<EfficientPlain<12>>(slots));
+  Compare(run, "efficient plain 16, own hash",
+          MakeOurs<OursPlain<16>>(buckets, plain16),
+          MakePeer<EfficientPlain<16>>(slots));
+  Compare(run, "efficient semi-sorted 13, own hash",
+          MakeOurs<OursSemiSorted13<>>(buckets, semi13),
+          MakePeer<EfficientSemiSorted13>(slots));
+
+  Compare(run, "efficient plain 12, own hash, ours runtime",
+          MakeOurs<RuntimeInteger>(buckets, plain12),
+          MakePeer<EfficientPlain<12>>(slots));
+  Compare(run, "efficient semi-sorted 13, own hash, ours runtime",
+          MakeOurs<RuntimeInteger>(buckets, semi13),
+          MakePeer<EfficientSemiSorted13>(slots));
+
+  Compare(run, "efficient plain 8, XXH3 both",
+          MakeOurs<OursPlain<8, Xxh3Hasher>>(buckets, plain8),
+          MakePeer<EfficientPlainXxh3<8>>(slots));
+  Compare(run, "efficient plain 12, XXH3 both",
+          MakeOurs<OursPlain<12, Xxh3Hasher>>(buckets, plain12),
+          MakePeer<EfficientPlainXxh3<12>>(slots));
+  Compare(run, "efficient plain 16, XXH3 both",
+          MakeOurs<OursPlain<16, Xxh3Hasher>>(buckets, plain16),
+          MakePeer<EfficientPlainXxh3<16>>(slots));
+  Compare(run, "efficient semi-sorted 13, XXH3 both",
+          MakeOurs<OursSemiSorted13<Xxh3Hasher>>(buckets, semi13),
+          MakePeer<EfficientSemiSorted13Xxh3>(slots));
+
+  Compare(
+      run, "fastfilter plain 12, own hash",
+      MakeOurs<OursPlain<12>>(buckets, plain12),
+      MakePeer<FastFilter<12, fastfilter_cuckoofilter::SingleTable>>(slots));
+  Compare(
+      run, "fastfilter semi-sorted 13, own hash",
+      MakeOurs<OursSemiSorted13<>>(buckets, semi13),
+      MakePeer<FastFilter<13, fastfilter_cuckoofilter::PackedTable>>(slots));
+
+  Compare(run, "RedisBloom 2x8-bit, own hash",
+          MakeOurs<OursTwoSlots8>(
+              slots / RedisBloomFilter::kBucketSize,
+              cuckoo::BucketLayout{RedisBloomFilter::kBucketSize, 8, false}),
+          MakePeer<RedisBloomFilter>(slots));
+}
+
+#ifdef __clang__
+constexpr char kCompiler[] = "clang " __clang_version__;
+#else
+constexpr char kCompiler[] = "GCC " __VERSION__;
+#endif
+
+std::string CpuModel() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown (no model name in /proc/cpuinfo)";
+}
+
+struct Settings {
+  std::vector<int> log2_buckets = {18, 24};
+  int repetitions = 5;
+  double min_seconds = 0.2;
+};
+
+Settings ParseArguments(int argc, char** argv) {
+  const char* usage =
+      "usage: peers_bench [--quick] [--repetitions N] [--min-seconds S]";
+  Settings settings;
+  int repetitions = 0;
+  double min_seconds = 0;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument == "--quick") {
+      quick = true;
+    } else if (argument == "--repetitions" && i + 1 < argc) {
+      repetitions = std::atoi(argv[++i]);
+      if (repetitions < 1) Fail("--repetitions needs a count >= 1");
+    } else if (argument == "--min-seconds" && i + 1 < argc) {
+      min_seconds = std::atof(argv[++i]);
+      if (!(min_seconds > 0)) Fail("--min-seconds needs a positive number");
+    } else {
+      Fail(usage);
+    }
+  }
+  if (quick) settings = Settings{{16}, 2, 0.02};
+  if (repetitions != 0) settings.repetitions = repetitions;
+  if (min_seconds != 0) settings.min_seconds = min_seconds;
+  return settings;
+}
+
+void PrintHeader(const Settings& settings) {
+  std::printf(
+      "## Dynamic cuckoo filter vs peers\n\n"
+      "- CPU: %s\n"
+      "- compiler: %s (the same flags for ours and the peers)\n"
+      "- keys: random 64-bit integers from std::mt19937_64(%llu): the "
+      "stored ones fill %.0f%% of the slots, as many absent ones follow; "
+      "the 50%% mix by a coin seeded %llu\n"
+      "- %d repetitions; in each, every filter is built fresh and the two "
+      "sides of a comparison run back to back (the peer first in odd "
+      "repetitions); a lookup figure spans at least %.2f s, an insert "
+      "figure one whole slice\n"
+      "- ratio: ours / peer throughput in one repetition (above 1: ours is "
+      "faster); the median over the repetitions, and the interval from the "
+      "lowest to the highest of them. Mops/s: medians.\n"
+      "- size: buckets of 4 slots; RedisBloom rows have as many slots in "
+      "twice the buckets, of 2 slots\n"
+      "- ours: cuckoo::TypedCuckooFilter of the peer's layout, or in the "
+      "\"ours runtime\" rows cuckoo::CuckooFilter; it hashes with "
+      "cuckoo::HashInteger, except in the \"XXH3 both\" "
+      "rows (cuckoo::HashKey, XXH3-64 of the 8 key bytes, which the "
+      "reference gets as its HashFamily); peers' own hashes: efficient "
+      "TwoIndependentMultiplyShift, fastfilter SimpleMixSplit (both seeded "
+      "at random per filter), RedisBloom MurmurHash64A of the 8 key bytes\n"
+      "- batch32: ours ContainsBatch, 32 keys a call, hashing included; "
+      "visit (runtime rows): ours Contains in a loop inside VisitLookup; "
+      "both against the peer's single lookups\n"
+      "- RedisBloom's filter and hash are calls into separately compiled C "
+      "objects, as in RedisBloom; the other filters are templates inlined "
+      "into the timed loops\n\n",
+      CpuModel().c_str(), kCompiler, static_cast<unsigned long long>(kKeySeed),
+      100 * kTargetLoad, static_cast<unsigned long long>(kMixSeed),
+      settings.repetitions, settings.min_seconds);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Settings settings = ParseArguments(argc, argv);
+  Report report;
+  for (int log2_buckets : settings.log2_buckets) {
+    const uint64_t num_buckets = uint64_t{1} << log2_buckets;
+    const KeySet keys = MakeKeys(4 * num_buckets);
+    for (int repetition = 0; repetition < settings.repetitions; ++repetition) {
+      std::fprintf(stderr, "peers_bench: 2^%d buckets, repetition %d of %d\n",
+                   log2_buckets, repetition + 1, settings.repetitions);
+      RunComparisons(Run{"2^" + std::to_string(log2_buckets), num_buckets,
+                         &keys, repetition, settings.min_seconds, &report});
+    }
+  }
+  PrintHeader(settings);
+  report.Print(settings.repetitions);
+  return 0;
+}

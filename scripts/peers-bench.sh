@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+# Builds and runs bench/peers/peers_bench.cc, the side-by-side benchmark of
+# the dynamic cuckoo filter and three peer implementations, and prints its
+# Markdown table of throughput ratios (ours / peer). The peers' sources are
+# fetched at pinned commits into
+# ${XDG_CACHE_HOME:-~/.cache}/rocksdb-cuckoo/peers/<name>-<commit>, once,
+# from --peers-dir (DIR/<owner>+<name>/repo, DIR/<owner>+<name> or
+# DIR/<name>, a git directory or checkout holding the commit) or else by
+# git clone from GitHub; they stay out of the repository. One binary,
+# build/peers/peers_bench, is compiled with the same compiler and flags for
+# ours and the peers, outside CMake; the warnings that fail the build are
+# for our file only (the peers' headers come in with -isystem). RedisBloom's
+# cuckoo.c and MurmurHash2.c are compiled with cc as plain C, with
+# bench/peers/redismodule.h in place of Redis's header.
+#
+# usage: scripts/peers-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--out FILE]
+#   --quick        2^16 buckets only, 2 repetitions, short lookups: a smoke
+#                  test; otherwise 2^18 and 2^24 buckets, 5 repetitions
+#   --repetitions  N repetitions instead
+#   --out FILE     also writes the table to FILE
+#   needs: a C and a C++ compiler (CC, CXX; default cc and g++), git, the
+#   headers of xxHash and OpenSSL (efficient/cuckoofilter's hashutil.h
+#   includes <openssl/evp.h>); no root.
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+usage="usage: scripts/peers-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--out FILE]"
+
+log() { echo "peers-bench: $*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
+
+peers_dir=""
+out=""
+bench_args=()
+while (($#)); do
+  case "$1" in
+    --peers-dir)
+      [ $# -ge 2 ] || die "$usage"
+      peers_dir=$2
+      shift
+      ;;
+    --quick) bench_args+=(--quick) ;;
+    --repetitions)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--repetitions needs a count >= 1"
+      bench_args+=(--repetitions "$2")
+      shift
+      ;;
+    --out)
+      [ $# -ge 2 ] || die "$usage"
+      out=$2
+      shift
+      ;;
+    *) die "$usage" ;;
+  esac
+  shift
+done
+
+# The peers: the name the harness includes them by, GitHub owner/name, and
+# the pinned commit.
+peers=(
+  "efficient_cuckoofilter efficient/cuckoofilter 917583d6abef692dfa8e14453bd77d6e0b61eef3"
+  "fastfilter_cpp FastFilter/fastfilter_cpp 924e5608fb15566bc15913f7cddfeb4a095445b2"
+  "RedisBloom RedisBloom/RedisBloom b28c29451ad4f6931fb42fe5b3d1e03a3270175f"
+)
+
+cc=${CC:-cc}
+cxx=${CXX:-g++}
+missing=()
+command -v "$cxx" >/dev/null || missing+=("g++ (or set CXX)")
+command -v "$cc" >/dev/null || missing+=("gcc (or set CC)")
+command -v git >/dev/null || missing+=(git)
+# Headers: asked of the compiler, wherever they are installed.
+has_header() { echo "#include <$1>" | "$cxx" -E -x c++ - >/dev/null 2>&1; }
+if command -v "$cxx" >/dev/null; then
+  has_header xxhash.h || missing+=("libxxhash-dev (xxhash.h)")
+  has_header openssl/evp.h || missing+=("libssl-dev (openssl/evp.h)")
+fi
+if ((${#missing[@]})); then
+  log "missing: ${missing[*]}"
+  log "on Debian: sudo apt-get install -y g++ git libxxhash-dev libssl-dev"
+  exit 1
+fi
+
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo/peers
+mkdir -p "$cache"
+
+# The git directory or checkout under --peers-dir that holds the commit.
+local_repo() {  # owner/name commit
+  local candidate
+  [ -n "$peers_dir" ] || return 1
+  for candidate in "$peers_dir/${1/\//+}/repo" "$peers_dir/${1/\//+}" \
+    "$peers_dir/${1#*/}"; do
+    [ -d "$candidate" ] || continue
+    if git -C "$candidate" cat-file -e "$2^{commit}" 2>/dev/null; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# Prints the folder of a peer's tree at its commit, fetching it once.
+peer_source() {  # owner/name commit
+  local repo=$1 commit=$2 name=${1#*/} dest tmp origin
+  dest="$cache/$name-${commit:0:12}"
+  if [ -d "$dest" ]; then
+    echo "$dest"
+    return
+  fi
+  tmp=$(mktemp -d "$cache/.$name.XXXXXX")
+  if origin=$(local_repo "$repo" "$commit"); then
+    log "$repo $commit from $origin"
+  else
+    [ -z "$peers_dir" ] || log "no git directory with $repo $commit under $peers_dir"
+    log "cloning https://github.com/$repo"
+    origin="$tmp/clone"
+    if ! git clone --quiet --no-checkout "https://github.com/$repo" "$origin" >&2 ||
+      ! git -C "$origin" cat-file -e "$commit^{commit}" 2>/dev/null; then
+      rm -rf "$tmp"
+      die "cannot get $repo at $commit: give --peers-dir DIR with DIR/${repo/\//+}/repo, DIR/${repo/\//+} or DIR/${repo#*/} a git directory or checkout that has it, or network access to GitHub"
+    fi
+  fi
+  mkdir "$tmp/tree"
+  git -C "$origin" archive "$commit" | tar -x -C "$tmp/tree"
+  # The finished tree appears under its final name at once (or another
+  # run's did first).
+  mv -T "$tmp/tree" "$dest" 2>/dev/null || [ -d "$dest" ]
+  rm -rf "$tmp"
+  echo "$dest"
+}
+
+build_dir=$repo_root/build/peers
+mkdir -p "$build_dir/include"
+declare -A source_of
+for peer in "${peers[@]}"; do
+  read -r name repo commit <<<"$peer"
+  source_of[$name]=$(peer_source "$repo" "$commit")
+  # The harness includes <name/...>: one include folder for all the peers,
+  # whose headers share file names.
+  ln -sfn "${source_of[$name]}" "$build_dir/include/$name"
+done
+redisbloom=${source_of[RedisBloom]}
+
+# The same optimization flags for ours and the peers; no -march, as the
+# project's Release builds. cuckoo.c's CuckooFilter_ValidateIntegrity reads
+# the module's configuration (rm_config), which is not linked in; the
+# harness does not call it, and --gc-sections drops it with its reference
+# (-ffunction-sections gives it a section of its own).
+common_flags=(-O3 -DNDEBUG)
+c_flags=("${common_flags[@]}" -ffunction-sections)
+cxx_flags=("${common_flags[@]}" -std=c++17)
+warning_flags=(-Wall -Wextra -Wshadow -Werror)
+binary=$build_dir/peers_bench
+recipe="$cc ${c_flags[*]}; $cxx ${cxx_flags[*]} ${warning_flags[*]}"
+
+build() {
+  log "compiling RedisBloom's cuckoo.c and MurmurHash2.c"
+  "$cc" "${c_flags[@]}" -w -I "$repo_root/bench/peers" -I "$redisbloom/deps" \
+    -c "$redisbloom/src/cuckoo.c" -o "$build_dir/redisbloom_cuckoo.o"
+  "$cc" "${c_flags[@]}" -w -c "$redisbloom/deps/murmur2/MurmurHash2.c" \
+    -o "$build_dir/redisbloom_murmur2.o"
+  log "compiling $binary"
+  "$cxx" "${cxx_flags[@]}" "${warning_flags[@]}" -I "$repo_root/include" \
+    -isystem "$build_dir/include" \
+    -isystem "${source_of[fastfilter_cpp]}/src" \
+    -isystem "$redisbloom/deps" \
+    "$repo_root/bench/peers/peers_bench.cc" \
+    "$build_dir/redisbloom_cuckoo.o" "$build_dir/redisbloom_murmur2.o" \
+    -Wl,--gc-sections -o "$binary"
+  echo "$recipe" >"$binary.recipe"
+}
+
+# Rebuilt when the compilers or flags, this script, the harness or the
+# library's headers changed.
+if [ -x "$binary" ] && [ "$(cat "$binary.recipe" 2>/dev/null)" = "$recipe" ] &&
+  [ -z "$(find "$repo_root/include" "$repo_root/bench/peers" \
+    "${BASH_SOURCE[0]}" -newer "$binary" -print -quit)" ]; then
+  log "$binary is up to date"
+else
+  build
+fi
+
+report() {
+  echo "Peers: efficient/cuckoofilter ${peers[0]##* }, FastFilter/fastfilter_cpp ${peers[1]##* }, RedisBloom/RedisBloom ${peers[2]##* }."
+  echo "Compiled with $("$cxx" --version | head -n 1): ${cxx_flags[*]}, no -march (RedisBloom's C: $cc ${c_flags[*]})."
+  echo
+  "$binary" ${bench_args[@]+"${bench_args[@]}"}
+}
+if [ -n "$out" ]; then
+  report | tee "$out"
+else
+  report
+fi
