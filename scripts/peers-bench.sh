@@ -14,10 +14,12 @@
 # cuckoo.c and MurmurHash2.c are compiled with cc as plain C, with
 # bench/peers/redismodule.h in place of Redis's header.
 #
-# usage: scripts/peers-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--out FILE]
+# usage: scripts/peers-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--log2-buckets K[,K...]] [--out FILE]
 #   --quick        2^16 buckets only, 2 repetitions, short lookups: a smoke
 #                  test; otherwise 2^18 and 2^24 buckets, 5 repetitions
 #   --repetitions  N repetitions instead
+#   --log2-buckets only these sizes, 2^K buckets of 4 (e.g. 18: at 2^24 one
+#                  repetition takes about 10 minutes here)
 #   --out FILE     also writes the table to FILE
 #   needs: a C and a C++ compiler (CC, CXX; default cc and g++), git, the
 #   headers of xxHash and OpenSSL (efficient/cuckoofilter's hashutil.h
@@ -25,7 +27,7 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-usage="usage: scripts/peers-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--out FILE]"
+usage="usage: scripts/peers-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--log2-buckets K[,K...]] [--out FILE]"
 
 log() { echo "peers-bench: $*" >&2; }
 die() {
@@ -47,6 +49,11 @@ while (($#)); do
     --repetitions)
       [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--repetitions needs a count >= 1"
       bench_args+=(--repetitions "$2")
+      shift
+      ;;
+    --log2-buckets)
+      [[ "${2:-}" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--log2-buckets needs sizes like 18 or 18,24"
+      bench_args+=(--log2-buckets "$2")
       shift
       ;;
     --out)

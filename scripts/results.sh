@@ -3,17 +3,20 @@
 # Regenerates bench/RESULTS.md from one full run of the project's benchmarks
 # on this machine: the DB comparison's --full preset (both regimes, the
 # equal-FPR view), the micro-benchmarks (5 interleaved repetitions), stock
-# db_bench in the I/O-bound regime, and a soak run. Every table in the file is
-# the verbatim output of a command it names, and the charts are copied next
-# to it (bench/results/). About 20 minutes on 2 cores; run it on a quiet
+# db_bench in the I/O-bound regime, a soak run, and the dynamic filter
+# against its peers (scripts/peers-bench.sh). Every table in the file is the
+# verbatim output of a command it names, and the charts are copied next to
+# it (bench/results/). About 40 minutes on 2 cores; run it on a quiet
 # machine.
 #
-# usage: scripts/results.sh [--release [VERSION]] [OUTPUT]
-#   --release  every benchmark against the Release RocksDB of VERSION
-#              (scripts/build-rocksdb.sh --release; default: the installed
-#              version) instead of Debian's library, which has assertions on.
-#              bench/RESULTS.md is written with --release 11.8.1.
-#   OUTPUT     default: bench/RESULTS.md
+# usage: scripts/results.sh [--release [VERSION]] [--peers-dir DIR] [OUTPUT]
+#   --release    every benchmark against the Release RocksDB of VERSION
+#                (scripts/build-rocksdb.sh --release; default: the installed
+#                version) instead of Debian's library, which has assertions
+#                on. bench/RESULTS.md is written with --release 11.8.1.
+#   --peers-dir  where scripts/peers-bench.sh finds the peers' git
+#                repositories (default: it clones them from GitHub)
+#   OUTPUT       default: bench/RESULTS.md
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -31,6 +34,11 @@ if [ "${1:-}" = "--release" ]; then
     release_flags+=("$version")
     shift
   fi
+fi
+peers_flags=()
+if [ "${1:-}" = "--peers-dir" ]; then
+  peers_flags=(--peers-dir "${2:?usage: scripts/results.sh [--release [VERSION]] [--peers-dir DIR] [OUTPUT]}")
+  shift 2
 fi
 output=${1:-$repo_root/bench/RESULTS.md}
 charts_dir=$(dirname "$output")/results
@@ -58,6 +66,7 @@ step stock "$repo_root/scripts/stock-db-bench-compare.sh" \
   ${release_flags[@]+"${release_flags[@]}"} --io 500000 50000
 step soak "$run_build_dir/bench/soak" --total_keys=20000000 \
   --keys_per_filter=10000000 --bits_per_key=10,16
+step peers "$repo_root/scripts/peers-bench.sh" ${peers_flags[@]+"${peers_flags[@]}"}
 
 mkdir -p "$charts_dir"
 for chart in fpr storage-reads throughput-memory throughput-io; do
@@ -90,6 +99,7 @@ scripts/compare.sh ${flags_text}--full
 scripts/micro-bench.sh${flags_text:+ ${flags_text% }}
 scripts/stock-db-bench-compare.sh ${flags_text}--io 500000 50000
 ${run_build_dir#"$repo_root"/}/bench/soak --total_keys=20000000 --keys_per_filter=10000000 --bits_per_key=10,16
+scripts/peers-bench.sh
 \`\`\`
 
 ## The DB comparison (\`scripts/compare.sh ${flags_text}--full\`)
@@ -135,5 +145,16 @@ Every added key probed (a false negative fails the run); absent keys measure the
 
 EOF
   cat "$work/soak.md"
+  cat <<'EOF'
+
+## The dynamic filter and its peers (`scripts/peers-bench.sh`)
+
+The dynamic filter against efficient/cuckoofilter (the paper's reference), fastfilter_cpp and
+RedisBloom's cuckoo.c, built outside the repository at pinned commits with the same flags, on the same
+keys, table sizes and loads in one process. Here the ratios are to each peer, not to Bloom: above 1,
+ours is faster.
+
+EOF
+  cat "$work/peers.md"
 } >"$output"
 echo "wrote $output and $charts_dir/" >&2

@@ -41,9 +41,11 @@
 // comparison, in the first repetition, on the absent keys.
 //
 // usage: peers_bench [--quick] [--repetitions N] [--min-seconds S]
+//                    [--log2-buckets K[,K...]]
 //   --quick  2^16 buckets of 4 slots only, 2 repetitions, 0.02 s lookups
 //            (a smoke test); otherwise 2^18 and 2^24 buckets, 5 repetitions,
 //            0.2 s lookups
+//   --log2-buckets  only these sizes (2^K buckets of 4), e.g. 18
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -846,11 +848,13 @@ struct Settings {
 
 Settings ParseArguments(int argc, char** argv) {
   const char* usage =
-      "usage: peers_bench [--quick] [--repetitions N] [--min-seconds S]";
+      "usage: peers_bench [--quick] [--repetitions N] [--min-seconds S] "
+      "[--log2-buckets K[,K...]]";
   Settings settings;
   int repetitions = 0;
   double min_seconds = 0;
   bool quick = false;
+  std::vector<int> log2_buckets;
   for (int i = 1; i < argc; ++i) {
     const std::string argument = argv[i];
     if (argument == "--quick") {
@@ -861,11 +865,23 @@ Settings ParseArguments(int argc, char** argv) {
     } else if (argument == "--min-seconds" && i + 1 < argc) {
       min_seconds = std::atof(argv[++i]);
       if (!(min_seconds > 0)) Fail("--min-seconds needs a positive number");
+    } else if (argument == "--log2-buckets" && i + 1 < argc) {
+      for (const char* k = argv[++i]; *k != '\0';) {
+        char* end = nullptr;
+        const long value = std::strtol(k, &end, 10);
+        if (end == k || value < 4 || value > 28) {
+          Fail("--log2-buckets needs sizes from 4 to 28, comma-separated");
+        }
+        log2_buckets.push_back(static_cast<int>(value));
+        k = *end == ',' ? end + 1 : end;
+        if (*end != ',' && *end != '\0') Fail(usage);
+      }
     } else {
       Fail(usage);
     }
   }
   if (quick) settings = Settings{{16}, 2, 0.02};
+  if (!log2_buckets.empty()) settings.log2_buckets = log2_buckets;
   if (repetitions != 0) settings.repetitions = repetitions;
   if (min_seconds != 0) settings.min_seconds = min_seconds;
   return settings;
@@ -873,7 +889,7 @@ Settings ParseArguments(int argc, char** argv) {
 
 void PrintHeader(const Settings& settings) {
   std::printf(
-      "## Dynamic cuckoo filter vs peers\n\n"
+      "### Dynamic cuckoo filter vs peers\n\n"
       "- CPU: %s\n"
       "- compiler: %s (the same flags for ours and the peers)\n"
       "- keys: random 64-bit integers from std::mt19937_64(%llu): the "
