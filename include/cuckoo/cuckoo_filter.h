@@ -723,13 +723,8 @@ class CuckooFilter {
     return options;
   }
 
-  uint64_t NextRandom() {
-    // SplitMix64.
-    uint64_t z = (rng_state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  // SplitMix64.
+  uint64_t NextRandom() { return Mix13(rng_state_ += 0x9E3779B97F4A7C15ull); }
 
   // Stores a fingerprint of bucket pair (bucket, alternate), for Merge. The
   // growable mapping's AltBucket is every filter's.
