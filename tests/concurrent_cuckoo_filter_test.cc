@@ -111,7 +111,10 @@ TEST(ConcurrentCuckooFilterTest, AnInsertedKeyIsFoundByEveryLaterLookup) {
 // shards growing) and erase: every key whose Insert had returned is found,
 // singly and in batches. A writer must wait for every reader inside its
 // slots, whichever thread of a slot entered first, and a batch must not read
-// a shard whose writer is inside.
+// a shard whose writer is inside. The writers start once every reader has,
+// and go on inserting and erasing extra keys until both kinds of reader have
+// made enough checks while a writer was writing (for at most 20 s), so that
+// the overlap does not depend on how the threads are scheduled.
 TEST(ConcurrentCuckooFilterTest,
      SharedSlotsAndBatchedReadersSeeEveryInsertedKey) {
   ConcurrentCuckooFilter filter(64, GrowingOptions(), 4);
@@ -119,6 +122,7 @@ TEST(ConcurrentCuckooFilterTest,
   constexpr int kReaders = 40;  // the filter has 32 reader slots
   constexpr int kKeysPerWriter = 20000;
   constexpr int kBatch = 16;
+  constexpr uint64_t kOverlappingChecks = 5000;
   std::vector<std::vector<uint64_t>> keys;
   for (int w = 0; w < kWriters; ++w) {
     keys.push_back(HashStream(500 + w).Take(kKeysPerWriter));
@@ -126,15 +130,31 @@ TEST(ConcurrentCuckooFilterTest,
   std::atomic<int> published[kWriters];
   for (std::atomic<int>& p : published) p = 0;
   std::atomic<bool> wrong{false};
+  std::atomic<int> readers_started{0};
   std::atomic<int> writers_done{0};
-  std::atomic<uint64_t> checks_during_writes{0};
+  std::atomic<uint64_t> batched_checks_during_writes{0};
+  std::atomic<uint64_t> single_checks_during_writes{0};
+  const auto enough_overlap = [&] {
+    return batched_checks_during_writes.load() >= kOverlappingChecks &&
+           single_checks_during_writes.load() >= kOverlappingChecks;
+  };
   std::vector<std::thread> threads;
   for (int w = 0; w < kWriters; ++w) {
     threads.emplace_back([&, w] {
+      while (readers_started.load() < kReaders) std::this_thread::yield();
       for (int i = 0; i < kKeysPerWriter; ++i) {
         if (filter.Insert(keys[w][i]) != InsertResult::kOk) wrong = true;
         published[w].store(i + 1, std::memory_order_release);
         if (i % 4 == 3 && !filter.Erase(keys[w][i - 1])) wrong = true;
+      }
+      HashStream extra(700 + w);
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!enough_overlap() && std::chrono::steady_clock::now() < deadline) {
+        const uint64_t key = extra.Next();
+        if (filter.Insert(key) != InsertResult::kOk || !filter.Erase(key)) {
+          wrong = true;
+        }
       }
       ++writers_done;
     });
@@ -144,17 +164,24 @@ TEST(ConcurrentCuckooFilterTest,
       HashStream pick(600 + r);
       uint64_t batch[kBatch];
       bool found[kBatch];
+      const bool batched = r % 2 == 0;
+      std::atomic<uint64_t>& checks_during_writes =
+          batched ? batched_checks_during_writes : single_checks_during_writes;
+      ++readers_started;
       while (writers_done.load() < kWriters) {
         const int w = static_cast<int>(pick.Next() % kWriters);
         const int count = published[w].load(std::memory_order_acquire);
-        if (count == 0) continue;
+        if (count == 0) {
+          std::this_thread::yield();
+          continue;
+        }
         // Keys at i % 4 == 2 may be erased already; all others stay.
         int n = 0;
         while (n < kBatch) {
           const int i = static_cast<int>(pick.Next() % count);
           if (i % 4 != 2) batch[n++] = keys[w][i];
         }
-        if (r % 2 == 0) {
+        if (batched) {
           filter.ContainsBatch(batch, kBatch, found);
         } else {
           for (int k = 0; k < kBatch; ++k) found[k] = filter.Contains(batch[k]);
@@ -168,8 +195,10 @@ TEST(ConcurrentCuckooFilterTest,
   }
   for (std::thread& t : threads) t.join();
   EXPECT_FALSE(wrong) << "a key whose Insert had returned was not found";
-  EXPECT_GT(checks_during_writes.load(), 0u);
+  EXPECT_GE(batched_checks_during_writes.load(), kOverlappingChecks);
+  EXPECT_GE(single_checks_during_writes.load(), kOverlappingChecks);
   EXPECT_GE(filter.Info().num_growths, 2u) << "the shards grew meanwhile";
+  EXPECT_EQ(filter.Size(), uint64_t{kWriters} * kKeysPerWriter * 3 / 4);
 }
 
 TEST(ConcurrentCuckooFilterTest, BatchesCountsAndIfAbsentAgreeWithSingleCalls) {
