@@ -14,7 +14,9 @@
 //   erase/<layout>                 Erase of stored keys at 95% load
 //
 // Layouts: plain 4-slot buckets of 8, 12 and 16-bit fingerprints, and
-// semi-sorted 4-slot buckets of 13-bit fingerprints.
+// semi-sorted 4-slot buckets of 13-bit fingerprints, which have compiled
+// codecs; plain 10-bit and semi-sorted 17-bit ones, which the runtime codec
+// reads.
 //
 // Growth (plain 12-bit, expansion 2, at most 6 growths, 85% load):
 //   growth/lookup/<filter>/positive:<p>  Contains in a filter that grew 6
@@ -420,7 +422,11 @@ void RegisterAll() {
     int fingerprint_bits;
     bool semi_sorted;
   };
-  const Layout layouts[] = {{8, false}, {12, false}, {16, false}, {13, true}};
+  // The compiled layouts, then two that the runtime codec reads (plain
+  // 10-bit and semi-sorted 17-bit buckets, lane constants computed at run
+  // time): the price of a layout that has no compiled codec.
+  const Layout layouts[] = {{8, false}, {12, false}, {16, false},
+                            {13, true}, {10, false}, {17, true}};
   const std::pair<int, int> slices[] = {{0, 5},   {25, 30}, {50, 55},
                                         {75, 80}, {90, 95}, {0, 95}};
   for (const Layout& layout : layouts) {

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo/bucket_table.h"
+#include "cuckoo/bucket_layout.h"
 #include "cuckoo/byte_io.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo/static_builder.h"

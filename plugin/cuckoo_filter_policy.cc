@@ -24,6 +24,7 @@
 #include "cache/cache_reservation_manager.h"
 #include "cuckoo/hashing.h"
 #include "cuckoo/sizing.h"
+#include "cuckoo/table_types.h"
 #include "cuckoo_filter_block.h"
 #include "rocksdb/env.h"
 #include "rocksdb/utilities/options_type.h"

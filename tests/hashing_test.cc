@@ -16,6 +16,7 @@
 
 #include "cuckoo/bucket_table.h"
 #include "cuckoo/semi_sort.h"
+#include "cuckoo/table_types.h"
 #include "test_util.h"
 
 namespace cuckoo {
@@ -280,7 +281,7 @@ TEST(BucketTableTest, WritesReadBackAndLookupsAgreeWithAScanInEveryLayout) {
   }
 }
 
-// TryInsert, Replace and Swap (word-parallel for plain one-word buckets,
+// Replace and Swap (word-parallel for plain one-word buckets,
 // through the slot array otherwise) against a model of each bucket's slots.
 TEST(BucketTableTest, InPlaceUpdatesMatchASlotModelInEveryLayout) {
   for (const BucketLayout& layout : AllLayouts()) {
@@ -310,7 +311,7 @@ TEST(BucketTableTest, InPlaceUpdatesMatchASlotModelInEveryLayout) {
       switch ((r >> 4) % 3) {
         case 0: {  // insert: the lowest empty slot takes it
           const auto empty = std::find(before.begin(), before.end(), 0u);
-          ASSERT_EQ(table.TryInsert(bucket, fp), empty != before.end());
+          ASSERT_EQ(table.Replace(bucket, 0, fp), empty != before.end());
           if (empty != before.end()) *empty = fp;
           break;
         }
@@ -343,45 +344,26 @@ TEST(BucketTableTest, InPlaceUpdatesMatchASlotModelInEveryLayout) {
   }
 }
 
-// The compile-time layouts read what the run-time view reads.
-template <int kBucketSize, int kFingerprintBits>
-void ExpectFixedLayoutAgreesWithView() {
-  using Bucket = PlainWordBucket<kBucketSize, kFingerprintBits>;
-  const BucketLayout layout{kBucketSize, kFingerprintBits, false};
-  const uint32_t num_buckets = 50;
-  BucketTable table(layout, num_buckets);
-  HashStream stream(kFingerprintBits);
-  const uint32_t max_fp = static_cast<uint32_t>(bits::Mask(kFingerprintBits));
-  for (int i = 0; i < 150; ++i) {
-    const uint64_t r = stream.Next();
-    table.TryInsert(static_cast<uint32_t>(r % num_buckets),
-                    static_cast<uint32_t>((r >> 32) % max_fp) + 1);
-  }
-  for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
-    EXPECT_EQ(Bucket::Read(table.bytes().data(), bucket),
-              table.view().ReadWord(bucket));
-    for (int i = 0; i < 40; ++i) {
-      const uint32_t probe = static_cast<uint32_t>(stream.Next() % 40) + 1;
-      ASSERT_EQ(Bucket::Contains(table.bytes().data(), bucket, probe),
-                table.view().BucketContains(bucket, probe));
-    }
-  }
-}
-
-// The compiled writes (Replace, Swap, Store) change what BucketTable's do,
-// bit for bit, and nothing of the neighbouring buckets; the compiled read
-// (Load) gives the view's slots.
-template <typename Bucket>
-void ExpectCompiledWritesAgreeWithTheTable(const BucketLayout& layout) {
-  ASSERT_TRUE(Bucket::Matches(layout));
-  constexpr int kFingerprintBits = Bucket::kFingerprintBits;
+// A codec writes what the slot-by-slot codec (the reference: one field at a
+// time, no lane arithmetic) writes, bit for bit, and nothing of the
+// neighbouring buckets, under random Replace, Swap and Store; and it reads
+// (Load, MatchBits, Contains, Count, Occupancy) what the reference reads.
+template <typename Codec>
+void ExpectCodecAgreesWithSlotBySlot(const Codec& codec,
+                                     const BucketLayout& layout) {
+  const SlotBySlotCodec reference(layout);
   const int bucket_size = layout.bucket_size;
   const uint32_t num_buckets = 40;
-  BucketTable expected(layout, num_buckets);
-  BucketTable compiled(layout, num_buckets);
-  HashStream stream(300 + kFingerprintBits);
-  const uint32_t max_fp = static_cast<uint32_t>(bits::Mask(kFingerprintBits));
-  for (int i = 0; i < 3000; ++i) {
+  const size_t bytes = TableDataBytes(layout, num_buckets) + kTablePaddingBytes;
+  std::vector<uint8_t> expected(bytes, 0);
+  std::vector<uint8_t> actual(bytes, 0);
+  const int f = layout.fingerprint_bits;
+  HashStream stream(300 + 2 * f + layout.semi_sorted + 100 * bucket_size);
+  const uint32_t max_fp = static_cast<uint32_t>(bits::Mask(f));
+  const std::string where = "layout " + std::to_string(bucket_size) + "x" +
+                            std::to_string(f) +
+                            (layout.semi_sorted ? " semi-sorted" : "");
+  for (int i = 0; i < 2000; ++i) {
     const uint64_t r = stream.Next();
     const uint32_t bucket = static_cast<uint32_t>(r % num_buckets);
     // Small values, so that Replace finds them again.
@@ -389,56 +371,93 @@ void ExpectCompiledWritesAgreeWithTheTable(const BucketLayout& layout) {
     const uint32_t other = static_cast<uint32_t>((r >> 40) % max_fp) + 1;
     switch ((r >> 56) % 4) {
       case 0:
-        ASSERT_EQ(
-            Bucket::Replace(compiled.mutable_bytes().data(), bucket, 0, value),
-            expected.TryInsert(bucket, value));
+        ASSERT_EQ(codec.Replace(actual.data(), bucket, 0, value),
+                  reference.Replace(expected.data(), bucket, 0, value))
+            << where;
         break;
       case 1:
-        ASSERT_EQ(
-            Bucket::Replace(compiled.mutable_bytes().data(), bucket, value, 0),
-            expected.Replace(bucket, value, 0));
+        ASSERT_EQ(codec.Replace(actual.data(), bucket, value, 0),
+                  reference.Replace(expected.data(), bucket, value, 0))
+            << where;
         break;
       case 2: {
         uint32_t slots[kMaxBucketSize] = {};
         for (int slot = 0; slot < bucket_size; ++slot) {
           slots[slot] = static_cast<uint32_t>(stream.Next() % (max_fp + 1ull));
         }
-        Bucket::Store(compiled.mutable_bytes().data(), bucket, slots);
-        expected.WriteBucket(bucket, slots);
+        codec.Store(actual.data(), bucket, slots);
+        reference.Store(expected.data(), bucket, slots);
         break;
       }
       default: {
         const int slot = static_cast<int>((r >> 8) % bucket_size);
-        ASSERT_EQ(
-            Bucket::Swap(compiled.mutable_bytes().data(), bucket, slot, other),
-            expected.Swap(bucket, slot, other));
+        ASSERT_EQ(codec.Swap(actual.data(), bucket, slot, other),
+                  reference.Swap(expected.data(), bucket, slot, other))
+            << where;
       }
     }
-    ASSERT_EQ(compiled.bytes(), expected.bytes()) << "operation " << i;
+    ASSERT_EQ(actual, expected) << where << ", operation " << i;
     uint32_t loaded[kMaxBucketSize] = {};
     uint32_t read[kMaxBucketSize] = {};
-    Bucket::Load(compiled.bytes().data(), bucket, loaded);
-    expected.view().ReadBucket(bucket, read);
+    codec.Load(actual.data(), bucket, loaded);
+    reference.Load(expected.data(), bucket, read);
     for (int slot = 0; slot < bucket_size; ++slot) {
-      ASSERT_EQ(loaded[slot], read[slot]) << "operation " << i;
+      ASSERT_EQ(loaded[slot], read[slot]) << where << ", operation " << i;
+    }
+    ASSERT_EQ(codec.Occupancy(actual.data(), bucket),
+              reference.Occupancy(expected.data(), bucket))
+        << where;
+    // Probes: each stored value, its neighbours in the lowest and the top
+    // bit, 0 (the empty slots) and a random value.
+    std::vector<uint32_t> probes = {0, other};
+    for (int slot = 0; slot < bucket_size; ++slot) {
+      probes.push_back(read[slot]);
+      probes.push_back(read[slot] ^ 1u);
+      probes.push_back(read[slot] ^ (1u << (f - 1)));
+    }
+    for (uint32_t probe : probes) {
+      const int count = reference.Count(expected.data(), bucket, probe);
+      ASSERT_EQ(codec.Count(actual.data(), bucket, probe), count)
+          << where << ", probe " << probe;
+      ASSERT_EQ(codec.MatchBits(actual.data(), bucket, probe) != 0, count > 0)
+          << where << ", probe " << probe;
+      ASSERT_EQ(codec.Contains(actual.data(), bucket, probe), count > 0)
+          << where << ", probe " << probe;
     }
   }
 }
 
-TEST(BucketTableTest, CompiledWritesAgreeWithTheTable) {
-  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<4, 8>>({4, 8, false});
-  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<4, 12>>({4, 12, false});
-  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<4, 16>>({4, 16, false});
-  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<2, 32>>({2, 32, false});
-  ExpectCompiledWritesAgreeWithTheTable<PlainWordBucket<8, 7>>({8, 7, false});
-  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<5>>({4, 5, true});
-  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<9>>({4, 9, true});
-  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<13>>(
-      {4, 13, true});
-  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<15>>(
-      {4, 15, true});
-  ExpectCompiledWritesAgreeWithTheTable<SemiSortedWordBucket<16>>(
-      {4, 16, true});
+// The compiled codecs, their lane constants compile-time constants.
+TEST(BucketCodecTest, CompiledCodecsAgreeWithTheSlotBySlotCodec) {
+  const auto check = [](auto codec, const BucketLayout& layout) {
+    ASSERT_TRUE(decltype(codec)::Matches(layout));
+    ExpectCodecAgreesWithSlotBySlot(codec, layout);
+  };
+  check(PlainWordBucket<4, 8>{}, {4, 8, false});
+  check(PlainWordBucket<4, 12>{}, {4, 12, false});
+  check(PlainWordBucket<4, 16>{}, {4, 16, false});
+  check(PlainWordBucket<2, 32>{}, {2, 32, false});
+  check(PlainWordBucket<8, 7>{}, {8, 7, false});
+  check(PlainWordBucket<4, 15>{}, {4, 15, false});
+  check(SemiSortedWordBucket<5>{}, {4, 5, true});
+  check(SemiSortedWordBucket<7>{}, {4, 7, true});
+  check(SemiSortedWordBucket<9>{}, {4, 9, true});
+  check(SemiSortedWordBucket<13>{}, {4, 13, true});
+  check(SemiSortedWordBucket<15>{}, {4, 15, true});
+  check(SemiSortedWordBucket<16>{}, {4, 16, true});
+}
+
+// The runtime codec, for every layout: the word codecs with their lane
+// constants computed at run time, and the slot-by-slot codec for the rest.
+TEST(BucketCodecTest, EveryLayoutsRuntimeCodecAgreesWithTheSlotBySlotCodec) {
+  for (int f = kMinFingerprintBits; f <= kMaxFingerprintBits; ++f) {
+    for (int bucket_size : {2, 4, 8}) {
+      const BucketLayout layout{bucket_size, f, false};
+      ExpectCodecAgreesWithSlotBySlot(AnyBucketCodec(layout), layout);
+    }
+    const BucketLayout semi_sorted{4, f, true};
+    ExpectCodecAgreesWithSlotBySlot(AnyBucketCodec(semi_sorted), semi_sorted);
+  }
 }
 
 // AnyZeroLane answers whether ZeroLanes finds a zero lane, for four lanes
@@ -481,14 +500,6 @@ TEST(BucketTableTest, AnyZeroLaneIsWhetherAZeroLaneExists) {
   }
 }
 
-TEST(BucketTableTest, FixedLayoutsAgreeWithTheView) {
-  ExpectFixedLayoutAgreesWithView<4, 8>();
-  ExpectFixedLayoutAgreesWithView<4, 12>();
-  ExpectFixedLayoutAgreesWithView<4, 16>();
-  ExpectFixedLayoutAgreesWithView<2, 32>();
-  ExpectFixedLayoutAgreesWithView<8, 7>();
-}
-
 // The compiled semi-sorted buckets answer as the slots say: for every stored
 // fingerprint, for neighbours that differ in a low bit or in the nibble, and
 // for random values; and as the view answers.
@@ -503,8 +514,8 @@ void ExpectSemiSortedLayoutAgreesWithSlots() {
   const uint32_t max_fp = static_cast<uint32_t>(bits::Mask(kFingerprintBits));
   for (int i = 0; i < 230; ++i) {
     const uint64_t r = stream.Next();
-    table.TryInsert(static_cast<uint32_t>(r % num_buckets),
-                    static_cast<uint32_t>((r >> 32) % max_fp) + 1);
+    table.Replace(static_cast<uint32_t>(r % num_buckets), 0,
+                  static_cast<uint32_t>((r >> 32) % max_fp) + 1);
   }
   for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
     std::vector<uint32_t> stored;
@@ -524,7 +535,8 @@ void ExpectSemiSortedLayoutAgreesWithSlots() {
       if (probe == 0 || probe > max_fp) continue;
       const bool expected =
           std::find(stored.begin(), stored.end(), probe) != stored.end();
-      ASSERT_EQ(Bucket::Contains(table.bytes().data(), bucket, probe), expected)
+      ASSERT_EQ(Bucket{}.Contains(table.bytes().data(), bucket, probe),
+                expected)
           << "f=" << kFingerprintBits << " bucket " << bucket << " probe "
           << probe;
       ASSERT_EQ(table.view().BucketContains(bucket, probe), expected);

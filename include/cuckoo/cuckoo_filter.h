@@ -98,9 +98,9 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo/bucket_table.h"
 #include "cuckoo/hashing.h"
 #include "cuckoo/sizing.h"
+#include "cuckoo/table_types.h"
 
 namespace cuckoo {
 
@@ -390,7 +390,7 @@ class CuckooFilter {
         if (value == 0) return;
         const GrowableHashing::SlotMove moved =
             hashing_.MoveSlot(bucket, value, bits);
-        kept_all &= grown_table.TryInsert(moved.bucket, moved.value);
+        kept_all &= grown_table.Replace(moved.bucket, 0, moved.value);
       });
     }
     if (!kept_all) {
@@ -582,8 +582,8 @@ class CuckooFilter {
       ++filter.num_items_;
       return InsertResult::kOk;
     }
-    return filter.KickOut<Table, Mapping>(position.bucket,
-                                          position.fingerprint);
+    return filter.InsertByMoving<Table, Mapping>(position.bucket,
+                                                 position.fingerprint);
   }
 
   template <typename Table, typename Mapping>
@@ -607,22 +607,9 @@ class CuckooFilter {
                                                  uint64_t hash) {
     const KeyPosition position = Mapping::Locate(filter, hash);
     const BucketTableView& view = filter.table_.view();
-    return CountInBucket<Table>(view, position.bucket, position.fingerprint) +
-           CountInBucket<Table>(view, position.alternate,
-                                position.fingerprint) +
+    return Table::Count(view, position.bucket, position.fingerprint) +
+           Table::Count(view, position.alternate, position.fingerprint) +
            filter.StashCount(position);
-  }
-
-  template <typename Table>
-  CUCKOO_ALWAYS_INLINE static uint32_t CountInBucket(
-      const BucketTableView& view, uint32_t bucket, uint32_t fingerprint) {
-    uint32_t slots[Table::kSlots] = {};
-    Table::ReadBucket(view, bucket, slots);
-    uint32_t count = 0;
-    for (int slot = 0; slot < Table::SlotsPerBucket(view); ++slot) {
-      count += slots[slot] == fingerprint;
-    }
-    return count;
   }
 
   template <typename Table, typename Mapping>
@@ -730,12 +717,12 @@ class CuckooFilter {
   // growable mapping's AltBucket is every filter's.
   InsertResult InsertFingerprint(uint32_t bucket, uint32_t alternate,
                                  uint32_t fingerprint) {
-    if (TryAddToBucket(bucket, fingerprint) ||
-        TryAddToBucket(alternate, fingerprint)) {
+    if (table_.Replace(bucket, 0, fingerprint) ||
+        table_.Replace(alternate, 0, fingerprint)) {
       ++num_items_;
       return InsertResult::kOk;
     }
-    return KickOut<AnyLayoutTable, Growable>(bucket, fingerprint);
+    return InsertByMoving<AnyLayoutTable, Growable>(bucket, fingerprint);
   }
 
   size_t InsertEach(const uint64_t* hashes, size_t count, InsertResult* results,
@@ -747,15 +734,6 @@ class CuckooFilter {
       if (results != nullptr) results[i] = result;
     }
     return stored;
-  }
-
-  bool TryAddToBucket(uint32_t bucket, uint32_t fingerprint) {
-    return table_.TryInsert(bucket, fingerprint);
-  }
-
-  // Replaces one slot holding `from` by `to`; false if none holds `from`.
-  bool ReplaceInBucket(uint32_t bucket, uint32_t from, uint32_t to) {
-    return table_.Replace(bucket, from, to);
   }
 
   // Whether a stash entry is a copy of the key at `position`.
@@ -857,14 +835,28 @@ class CuckooFilter {
     total_kicks_ += static_cast<uint64_t>(moves);
   }
 
+  // Stores `fingerprint`, whose two buckets (`bucket` and its alternate)
+  // are full: along the shortest path of moves the search finds, else by a
+  // random walk that ends in a free slot or in the stash; kFull, with the
+  // table as it was, when neither can.
   template <typename Table, typename Mapping>
-  InsertResult KickOut(uint32_t bucket, uint32_t fingerprint) {
+  InsertResult InsertByMoving(uint32_t bucket, uint32_t fingerprint) {
     if (InsertAlongShortestPath<Table, Mapping>(
             bucket, Mapping::AltBucket(*this, bucket, fingerprint),
-            fingerprint)) {
+            fingerprint) ||
+        InsertByRandomWalk<Table, Mapping>(bucket, fingerprint)) {
       ++num_items_;
       return InsertResult::kOk;
     }
+    return InsertResult::kFull;
+  }
+
+  // The paper's walk: the homeless fingerprint takes a random slot of its
+  // bucket, and the one it evicts goes to its other bucket, up to max_kicks
+  // times. The last homeless fingerprint goes to the stash if it has room;
+  // otherwise the walk is undone and this returns false.
+  template <typename Table, typename Mapping>
+  bool InsertByRandomWalk(uint32_t bucket, uint32_t fingerprint) {
     // The walk's log, for the undo; kept between walks, so that a walk
     // allocates nothing once the longest one has been seen.
     std::vector<KickStep>& steps = walk_log_;
@@ -884,32 +876,27 @@ class CuckooFilter {
       ++total_kicks_;
       homeless = evicted;
       current = Mapping::AltBucket(*this, current, homeless);
-      if (Table::Replace(&table_, current, 0, homeless)) {
-        ++num_items_;
-        return InsertResult::kOk;
-      }
+      if (Table::Replace(&table_, current, 0, homeless)) return true;
     }
     if (stash_.size() < options_.stash_capacity) {
       stash_.push_back({current, homeless});
       peak_stash_size_ =
           std::max(peak_stash_size_, static_cast<uint32_t>(stash_.size()));
-      ++num_items_;
-      return InsertResult::kOk;
+      return true;
     }
-    // Undo the walk in reverse order: each step put `inserted` where
-    // `evicted` was.
+    // Undo in reverse order: each step put `inserted` where `evicted` was.
     for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
-      ReplaceInBucket(step->bucket, step->inserted, step->evicted);
+      table_.Replace(step->bucket, step->inserted, step->evicted);
     }
-    return InsertResult::kFull;
+    return false;
   }
 
   // Moves stash entries back into the table where a bucket has room.
   void DrainStash() {
     for (size_t i = 0; i < stash_.size();) {
       const StashEntry entry = stash_[i];
-      if (TryAddToBucket(entry.bucket, entry.fingerprint) ||
-          TryAddToBucket(hashing_.AltBucket(entry.bucket, entry.fingerprint),
+      if (table_.Replace(entry.bucket, 0, entry.fingerprint) ||
+          table_.Replace(hashing_.AltBucket(entry.bucket, entry.fingerprint), 0,
                          entry.fingerprint)) {
         stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
       } else {

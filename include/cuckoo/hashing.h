@@ -70,6 +70,9 @@ namespace cuckoo {
 // The hot paths below are inlined into every lookup loop whatever the
 // compiler's size heuristics say: a call per key costs more than the work.
 #define CUCKOO_ALWAYS_INLINE inline __attribute__((always_inline))
+// And cold paths are kept out of line, so that the hot ones that branch to
+// them stay small enough to inline.
+#define CUCKOO_NOINLINE __attribute__((noinline))
 
 // The key hash used by this project: XXH3-64 with seed 0. Frozen.
 CUCKOO_ALWAYS_INLINE uint64_t HashKey(const void* data, size_t size) {
@@ -231,7 +234,7 @@ struct KeyPosition {
 // (the tests compare the two forms): a table of 2^k buckets costs shifts and
 // a mask, as the XOR mapping of implementations limited to such tables does,
 // and either form reads it. Tables choose the form once (VisitTable in
-// bucket_table.h), not per key.
+// table_types.h), not per key.
 class CuckooHashing {
  public:
   // num_buckets must be even and at least 2; fingerprint_bits in [4, 32].

@@ -35,7 +35,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuckoo/bucket_table.h"
+#include "cuckoo/bucket_layout.h"
 
 namespace cuckoo {
 

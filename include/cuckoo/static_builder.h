@@ -60,8 +60,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuckoo/bucket_table.h"
 #include "cuckoo/hashing.h"
+#include "cuckoo/table_types.h"
 
 namespace cuckoo {
 
@@ -137,7 +137,7 @@ class SlotArray {
   static constexpr bool kOneWord = sizeof(Slot) * kBucketSize == 8;
   static constexpr int kLaneBits = 8 * sizeof(Slot);
   static constexpr uint64_t kLaneOnes =
-      kLaneBits == 16 ? 0x0001000100010001ull : 0x0000000100000001ull;
+      bits::LaneOnes(64 / kLaneBits, kLaneBits);
   static constexpr uint64_t kLaneTops = kLaneOnes << (kLaneBits - 1);
 
   // The bucket as one word with slot k in lane k (bits [k * kLaneBits,
@@ -184,21 +184,21 @@ class PackedSlotArray {
     __builtin_prefetch(bytes_.data() + uint64_t{index} * Lanes::kBits / 8, 1);
   }
   CUCKOO_ALWAYS_INLINE void Load(uint32_t index, uint32_t* slots) {
-    Lanes::Load(bytes_.data(), index, slots);
+    Lanes{}.Load(bytes_.data(), index, slots);
   }
   CUCKOO_ALWAYS_INLINE void Set(uint32_t index, uint32_t slot,
                                 uint32_t fingerprint) {
-    Lanes::Swap(bytes_.data(), index, static_cast<int>(slot), fingerprint);
+    Lanes{}.Swap(bytes_.data(), index, static_cast<int>(slot), fingerprint);
   }
   CUCKOO_ALWAYS_INLINE uint32_t Fill(uint32_t index) {
-    const uint64_t empty = bits::ZeroLanes(Lanes::Read(bytes_.data(), index),
+    const uint64_t empty = bits::ZeroLanes(Lanes{}.Read(bytes_.data(), index),
                                            Lanes::kOnes, Lanes::kTops);
     return empty == 0 ? 4
                       : static_cast<uint32_t>(__builtin_ctzll(empty)) /
                             kFingerprintBits;
   }
   CUCKOO_ALWAYS_INLINE bool Holds(uint32_t index, uint32_t fingerprint) {
-    return Lanes::Contains(bytes_.data(), index, fingerprint);
+    return Lanes{}.Contains(bytes_.data(), index, fingerprint);
   }
 
  private:
@@ -478,7 +478,7 @@ class StaticPlacement {
             return;
           }
           StreamBuckets<Bucket>(out, [&](uint32_t bucket, uint32_t* slots) {
-            Packed::Lanes::Load(packed_slots_.data(), bucket, slots);
+            typename Packed::Lanes{}.Load(packed_slots_.data(), bucket, slots);
           });
         } else {
           StreamBuckets<Bucket>(out, [&](uint32_t bucket, uint32_t* slots) {
@@ -500,13 +500,14 @@ class StaticPlacement {
   template <typename Slot>
   void WriteAnyLayout(const Slot* slots, uint8_t* out) const {
     std::memset(out, 0, static_cast<size_t>(table_bytes()));
+    const AnyBucketCodec codec(layout_);
     const uint32_t b = static_cast<uint32_t>(layout_.bucket_size);
     uint32_t scratch[kMaxBucketSize] = {};
     for (uint32_t bucket = 0; bucket < num_buckets_; ++bucket) {
       const Slot* s = slots + static_cast<size_t>(bucket) * b;
       if (s[0] == 0) continue;
       std::copy_n(s, b, scratch);
-      WriteBucketBits(layout_, out, bucket, scratch);
+      codec.Store(out, bucket, scratch);
     }
   }
 
@@ -522,7 +523,7 @@ class StaticPlacement {
     uint32_t slots[Bucket::kSlots];
     for (uint32_t bucket = 0; bucket < num_buckets_; ++bucket) {
       load(bucket, slots);
-      const uint64_t word = slots[0] == 0 ? 0 : Bucket::Encode(slots);
+      const uint64_t word = slots[0] == 0 ? 0 : Bucket{}.Encode(slots);
       pending |= word << pending_bits;
       pending_bits += kBits;
       if (pending_bits >= 64) {

@@ -28,9 +28,10 @@
 // compile-time slot width cannot follow them. A filter that must grow is a
 // CuckooFilter.
 //
-// Bucket is a compiled bucket type of bucket_table.h:
-// PlainWordBucket<b, f> (plain buckets of b f-bit slots, with b·f <= 57 or
-// = 64) or SemiSortedWordBucket<f> (4 semi-sorted slots, 5 <= f <= 16).
+// Bucket is a compiled bucket codec of bucket_codec.h:
+// PlainWordBucket<b, f> (plain buckets of b f-bit slots that one 8-byte load
+// reads: b·f <= 57, or 58, 60 or 64) or SemiSortedWordBucket<f> (4
+// semi-sorted slots, 5 <= f <= 16).
 // Hasher is Xxh3Hasher (byte strings and integers, the default) or
 // IntegerHasher (64-bit integers only; hashing.h, "Integer keys"). Any type
 // with a static kId and a call operator from a key to uint64_t works, if its
@@ -45,10 +46,10 @@
 #include <utility>
 #include <vector>
 
-#include "cuckoo/bucket_table.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/cuckoo_filter_serialization.h"
 #include "cuckoo/hashing.h"
+#include "cuckoo/table_types.h"
 
 namespace cuckoo {
 

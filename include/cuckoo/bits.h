@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// Little-endian bit strings and the word-parallel lane tests that every
+// bucket codec is built from: unaligned 8-byte loads and stores in a fixed
+// byte order, reads and writes of fields up to 57 bits at any bit offset,
+// and the zero-lane tests that compare every slot of a bucket at once.
+//
+// Bit k of a bit string is bit k % 8 of byte k / 8, on every machine. A
+// field is read with one unaligned 8-byte load, so a buffer holding a bit
+// string is followed by 7 readable bytes (kTablePaddingBytes in
+// bucket_layout.h): a field starting in its last byte still has 7 bytes
+// after it.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+
+#include "cuckoo/hashing.h"
+
+namespace cuckoo {
+namespace bits {
+
+inline constexpr uint64_t Mask(int width) {
+  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
+
+// Whether one 8-byte load reads a whole field of `width` bits wherever a
+// field of that width can start: fields of a string of equal fields start
+// at multiples of gcd(width, 8) bits, so at most 8 - gcd(width, 8) bits into
+// their first byte. True up to 57 bits, and for 58, 60 and 64.
+inline constexpr bool FieldFitsOneLoad(int width) {
+  return 8 - std::gcd(width, 8) + width <= 64;
+}
+
+CUCKOO_ALWAYS_INLINE uint64_t LoadLittleEndian64(const uint8_t* p) {
+  uint64_t value;
+  std::memcpy(&value, p, sizeof(value));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  value = __builtin_bswap64(value);
+#endif
+  return value;
+}
+
+CUCKOO_ALWAYS_INLINE void StoreLittleEndian64(uint8_t* p, uint64_t value) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  value = __builtin_bswap64(value);
+#endif
+  std::memcpy(p, &value, sizeof(value));
+}
+
+// The 8 bytes holding bit `position` onward, shifted so that bit `position`
+// is bit 0: 57 to 64 valid bits, the rest of the load above them.
+CUCKOO_ALWAYS_INLINE uint64_t LoadAt(const uint8_t* data, uint64_t position) {
+  return LoadLittleEndian64(data + (position >> 3)) >> (position & 7);
+}
+
+// Reads `width` <= 57 bits starting at bit `position` (or up to 64 where
+// FieldFitsOneLoad says the position allows it).
+CUCKOO_ALWAYS_INLINE uint64_t Read(const uint8_t* data, uint64_t position,
+                                   int width) {
+  return LoadAt(data, position) & Mask(width);
+}
+
+// Writes the low `width` <= 57 bits of `value` at bit `position`.
+inline void Write(uint8_t* data, uint64_t position, int width, uint64_t value) {
+  uint8_t* p = data + (position >> 3);
+  int shift = static_cast<int>(position & 7);
+  uint64_t mask = Mask(width) << shift;
+  uint64_t word = LoadLittleEndian64(p);
+  word = (word & ~mask) | ((value << shift) & mask);
+  StoreLittleEndian64(p, word);
+}
+
+// XORs `change` into the bits starting at bit `position`: one 8-byte
+// read-modify-write, so change's bits must fit in the 64 - position % 8
+// bits that it reaches.
+CUCKOO_ALWAYS_INLINE void Flip(uint8_t* data, uint64_t position,
+                               uint64_t change) {
+  uint8_t* p = data + (position >> 3);
+  StoreLittleEndian64(p, LoadLittleEndian64(p) ^ (change << (position & 7)));
+}
+
+// A word of `lanes` lanes of `width` bits with bit 0 of each set: the
+// multiplier that copies a value into every lane, and the `ones` of the
+// lane tests below (whose `tops` are ones << (width - 1)).
+inline constexpr uint64_t LaneOnes(int lanes, int width) {
+  uint64_t ones = 0;
+  for (int lane = 0; lane < lanes; ++lane) {
+    ones |= uint64_t{1} << (lane * width);
+  }
+  return ones;
+}
+
+// The top bit of every zero lane of `word`, for lanes described by their
+// bottom (`ones`) and top (`tops`) bits. Exact: adding 2^(w-1) - 1 to the
+// low w - 1 bits of a lane sets its top bit unless they are all zero, and
+// never carries into the next lane.
+CUCKOO_ALWAYS_INLINE uint64_t ZeroLanes(uint64_t word, uint64_t ones,
+                                        uint64_t tops) {
+  const uint64_t low_mask = tops - ones;
+  return ~(((word & low_mask) + low_mask) | word) & tops;
+}
+
+// Nonzero exactly when some lane of `word` is zero: one operation fewer than
+// ZeroLanes, and bits above the top lane may hold anything. If no lane is
+// zero, subtracting `ones` borrows nowhere, and a lane's top bit is set in
+// v - 1 only when v > 2^(w-1), where ~v clears it. If some lane is zero, the
+// lowest one becomes all ones with nothing borrowed into it, and its top bit
+// survives ~v. Lanes above a zero one may be flagged falsely (a borrow),
+// which is why this only answers whether one exists; borrows go upward, so
+// the bits above the top lane change nothing.
+CUCKOO_ALWAYS_INLINE uint64_t AnyZeroLane(uint64_t word, uint64_t ones,
+                                          uint64_t tops) {
+  return (word - ones) & ~word & tops;
+}
+
+}  // namespace bits
+}  // namespace cuckoo

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// The table types that the dynamic filter, the static builder and the
+// plugin's reader share, and the one choice of a type for a table
+// (VisitTable). A table type is a bucket codec (bucket_codec.h) and a key
+// mapping (CuckooHashing, hashing.h) put together: a key's position (Locate
+// and AltBucket), the probe of its two buckets (Contains), a bucket's slots
+// (ReadBucket) and the writes (Replace and Swap), over a BucketTableView or
+// BucketTable. Both buckets are always probed, with no branch between their
+// loads, so that the loads overlap and no branch depends on what the table
+// holds.
+//
+// CompiledTable has its codec and index arithmetic fixed at compile time (a
+// compiled codec, and LocateCompiled with or without a power-of-two bucket
+// count); AnyLayoutTable is the same table over the view's runtime codec
+// and the runtime mapping, and reads every layout. Each filter or reader
+// keeps its choice, so no operation branches on its layout.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cuckoo/bucket_codec.h"
+#include "cuckoo/bucket_table.h"
+#include "cuckoo/hashing.h"
+
+namespace cuckoo {
+
+// The key mapping with the fingerprint width and the kind of bucket count
+// fixed at compile time.
+template <int kFingerprintBits, bool kPowerOfTwo>
+struct CompiledMapping {
+  CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooHashing& hashing,
+                                                 uint64_t hash) {
+    return hashing.template LocateCompiled<kFingerprintBits, kPowerOfTwo>(hash);
+  }
+  CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooHashing& hashing,
+                                                 uint32_t bucket,
+                                                 uint32_t fingerprint) {
+    return hashing.template AltBucketCompiled<kPowerOfTwo>(bucket, fingerprint);
+  }
+};
+
+// The key mapping as the CuckooHashing object says.
+struct RuntimeMapping {
+  CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooHashing& hashing,
+                                                 uint64_t hash) {
+    return hashing.Locate(hash);
+  }
+  CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooHashing& hashing,
+                                                 uint32_t bucket,
+                                                 uint32_t fingerprint) {
+    return hashing.AltBucket(bucket, fingerprint);
+  }
+};
+
+template <typename Codec, typename Mapping>
+struct TableOver : Mapping {
+  using BucketType = Codec;
+  // At most kSlots slots; SlotsPerBucket(table) of them are read.
+  static constexpr int kSlots = Codec::kMaxSlots;
+
+  // The codec of `table`: a compiled codec is an empty constant, the
+  // runtime one is the view's.
+  CUCKOO_ALWAYS_INLINE static decltype(auto) CodecOf(
+      const BucketTableView& table) {
+    if constexpr (std::is_same_v<Codec, AnyBucketCodec>) {
+      return table.codec();
+    } else {
+      return Codec{};
+    }
+  }
+
+  CUCKOO_ALWAYS_INLINE static int SlotsPerBucket(const BucketTableView& table) {
+    return CodecOf(table).slots();
+  }
+  CUCKOO_ALWAYS_INLINE static void ReadBucket(const BucketTableView& table,
+                                              uint32_t bucket,
+                                              uint32_t* slots) {
+    CodecOf(table).Load(table.data(), bucket, slots);
+  }
+  CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
+                                            const KeyPosition& position) {
+    decltype(auto) codec = CodecOf(table);
+    return (codec.MatchBits(table.data(), position.bucket,
+                            position.fingerprint) |
+            codec.MatchBits(table.data(), position.alternate,
+                            position.fingerprint)) != 0;
+  }
+  CUCKOO_ALWAYS_INLINE static int Count(const BucketTableView& table,
+                                        uint32_t bucket, uint32_t fingerprint) {
+    return CodecOf(table).Count(table.data(), bucket, fingerprint);
+  }
+  CUCKOO_ALWAYS_INLINE static bool Replace(BucketTable* table, uint32_t bucket,
+                                           uint32_t from, uint32_t to) {
+    return CodecOf(table->view())
+        .Replace(table->mutable_bytes().data(), bucket, from, to);
+  }
+  CUCKOO_ALWAYS_INLINE static uint32_t Swap(BucketTable* table, uint32_t bucket,
+                                            int slot, uint32_t fingerprint) {
+    return CodecOf(table->view())
+        .Swap(table->mutable_bytes().data(), bucket, slot, fingerprint);
+  }
+};
+
+template <typename Bucket, bool kPowerOfTwo>
+using CompiledTable =
+    TableOver<Bucket, CompiledMapping<Bucket::kFingerprintBits, kPowerOfTwo>>;
+using AnyLayoutTable = TableOver<AnyBucketCodec, RuntimeMapping>;
+
+// Calls visit(Table{}) with the table type for a table of `layout` and
+// `hashing`: a CompiledTable where VisitCompiledBucket has a codec for the
+// layout and the mapping's fingerprints are the slots', else
+// AnyLayoutTable.
+template <typename Visit>
+void VisitTable(const BucketLayout& layout, const CuckooHashing& hashing,
+                Visit&& visit) {
+  const bool compiled = hashing.fingerprint_bits() == layout.fingerprint_bits &&
+                        VisitCompiledBucket(layout, [&](auto bucket) {
+                          using Bucket = decltype(bucket);
+                          if (hashing.power_of_two()) {
+                            visit(CompiledTable<Bucket, true>{});
+                          } else {
+                            visit(CompiledTable<Bucket, false>{});
+                          }
+                        });
+  if (!compiled) visit(AnyLayoutTable{});
+}
+
+}  // namespace cuckoo
