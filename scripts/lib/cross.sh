@@ -4,18 +4,26 @@
 #
 # usage: source "$(dirname "${BASH_SOURCE[0]}")/lib/cross.sh"
 
-# cuckoo_cross_gtest CXX AR WORK: builds WORK/gtest.a (GoogleTest and its
-# main, from the host's /usr/src/googletest) with the cross compiler CXX and
-# archiver AR, once.
+# cuckoo_cross_gtest CXX AR WORK: gives WORK/gtest.a (GoogleTest and its
+# main, from the host's /usr/src/googletest) built with the cross compiler
+# CXX and archiver AR, once per compiler: the library is built in
+# gtest-CXX beside WORK, which the checks of one target (check-cross-arch.sh
+# for aarch64, check-arm64-db.sh) share.
 cuckoo_cross_gtest() {
   local cxx=$1 ar=$2 work=$3
   local gtest=/usr/src/googletest/googletest
-  [ -f "$work/gtest.a" ] && return 0
-  $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" -I"$gtest" \
-    -c "$gtest/src/gtest-all.cc" -o "$work/gtest-all.o"
-  $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" \
-    -c "$gtest/src/gtest_main.cc" -o "$work/gtest_main.o"
-  "$ar" rcs "$work/gtest.a" "$work/gtest-all.o" "$work/gtest_main.o"
+  local shared
+  shared="$(dirname "$work")/gtest-$(basename "$cxx")"
+  if [ ! -f "$shared/gtest.a" ]; then
+    mkdir -p "$shared"
+    $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" -I"$gtest" \
+      -c "$gtest/src/gtest-all.cc" -o "$shared/gtest-all.o"
+    $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" \
+      -c "$gtest/src/gtest_main.cc" -o "$shared/gtest_main.o"
+    "$ar" rcs "$shared/gtest.a.tmp" "$shared/gtest-all.o" "$shared/gtest_main.o"
+    mv "$shared/gtest.a.tmp" "$shared/gtest.a"
+  fi
+  ln -sfn "$shared/gtest.a" "$work/gtest.a"
 }
 
 # cuckoo_compile_each WORK CXX FLAGS... -- SOURCE...: compiles each SOURCE to
