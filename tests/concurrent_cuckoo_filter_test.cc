@@ -225,6 +225,43 @@ TEST(ConcurrentCuckooFilterTest, BatchesCountsAndIfAbsentAgreeWithSingleCalls) {
                std::invalid_argument);
 }
 
+// ContainsBatch runs its loops compiled for the table type the shards start
+// with; a shard that grew has another, and is asked one key at a time. Both
+// kinds answer as Contains does.
+TEST(ConcurrentCuckooFilterTest, BatchedLookupsAnswerForShardsOfEveryType) {
+  CuckooFilterOptions options = GrowingOptions();
+  // Slots of 12 + 4 reserved bits: 16-bit slots have a compiled codec, and
+  // after a growth the 15-bit ones are read through the runtime codec, a
+  // table type of another kind.
+  options.max_growths = 4;
+  constexpr uint32_t kShards = 8;
+  constexpr uint64_t kBuckets = kShards * 8;
+  ConcurrentCuckooFilter filter(kBuckets, options, kShards);
+  HashStream stream(7);
+  std::vector<uint64_t> mix;
+  while (filter.Info().num_buckets < kBuckets * 3 / 2) {
+    mix.push_back(stream.Next());
+    ASSERT_EQ(filter.Insert(mix.back()), InsertResult::kOk);
+  }
+  // Some shards grew, and some (with fewer than twice their buckets in all)
+  // did not.
+  ASSERT_LT(filter.Info().num_buckets, 2 * kBuckets);
+  const size_t stored = mix.size();
+  const std::vector<uint64_t> absent = stream.Take(4 * stored);
+  mix.insert(mix.end(), absent.begin(), absent.end());
+  std::unique_ptr<bool[]> out(new bool[mix.size()]);
+  filter.ContainsBatch(mix.data(), mix.size(), out.get());
+  size_t false_positives = 0;
+  for (size_t i = 0; i < mix.size(); ++i) {
+    ASSERT_EQ(out[i], filter.Contains(mix[i])) << "key " << i;
+    if (i < stored) {
+      ASSERT_TRUE(out[i]) << "stored key " << i;
+    }
+    false_positives += i >= stored && out[i];
+  }
+  EXPECT_LT(false_positives, absent.size() / 10);
+}
+
 TEST(ConcurrentCuckooFilterTest, SerializesEveryShardAndRejectsDamage) {
   ConcurrentCuckooFilter filter(512, GrowingOptions(), 4);
   HashStream stream(6);

@@ -580,6 +580,80 @@ TEST(CuckooFilterApiTest, MergeTakesTheOtherFiltersStash) {
   }
 }
 
+// A filter's parts, as a loader reads them, make the same filter again,
+// grown or not, with a stash or not.
+TEST(CuckooFilterRestoreTest, AFiltersOwnPartsMakeTheSameFilter) {
+  std::vector<uint64_t> stashed_keys;
+  const CuckooFilter stashed = FilterWithStashed(3, &stashed_keys);
+  CuckooFilterOptions options = Options(4, 10, false);
+  options.expansion = 2;
+  options.max_growths = 3;
+  CuckooFilter grown(16, options);
+  HashStream stream(21);
+  std::vector<uint64_t> grown_keys;
+  while (grown.Growths() < 2) {
+    grown_keys.push_back(stream.Next());
+    ASSERT_EQ(grown.Insert(grown_keys.back()), InsertResult::kOk);
+  }
+  using FilterAndKeys =
+      std::pair<const CuckooFilter*, const std::vector<uint64_t>*>;
+  for (const auto& [filter, keys] : {FilterAndKeys{&stashed, &stashed_keys},
+                                     FilterAndKeys{&grown, &grown_keys}}) {
+    std::string error;
+    std::optional<CuckooFilter> back = CuckooFilter::Restore(
+        filter->options(), filter->Growths(), filter->table(), filter->stash(),
+        filter->history(), &error);
+    ASSERT_TRUE(back.has_value()) << error;
+    EXPECT_EQ(SerializeCuckooFilter(*back), SerializeCuckooFilter(*filter));
+    for (uint64_t key : *keys) ASSERT_EQ(back->Count(key), filter->Count(key));
+  }
+}
+
+// Parts that no filter has are refused with a reason, and nothing throws.
+TEST(CuckooFilterRestoreTest, RefusesPartsNoFilterHas) {
+  std::vector<uint64_t> stored;
+  const CuckooFilter filter = FilterWithStashed(3, &stored);
+  auto expect_refused =
+      [&](const CuckooFilterOptions& options, uint32_t growths,
+          const BucketTable& table, const std::vector<StashEntry>& stash,
+          const CuckooFilterHistory& history, const std::string& what) {
+        std::string error;
+        EXPECT_FALSE(CuckooFilter::Restore(options, growths, table, stash,
+                                           history, &error))
+            << what;
+        EXPECT_NE(error.find(what), std::string::npos) << error;
+      };
+  const CuckooFilterOptions& options = filter.options();
+  const BucketTable& table = filter.table();
+  const std::vector<StashEntry>& stash = filter.stash();
+  ASSERT_EQ(stash.size(), 3u);
+  CuckooFilterHistory history = filter.history();
+  history.items += 1;
+  expect_refused(options, 0, table, stash, history, "item count");
+  history = filter.history();
+  history.peak_stash_size = 2;
+  expect_refused(options, 0, table, stash, history, "stash size 3 / peak 2");
+  std::vector<StashEntry> bad_stash = stash;
+  bad_stash[1].bucket = filter.NumBuckets();
+  expect_refused(options, 0, table, bad_stash, filter.history(),
+                 "stash entry 1 is out of range");
+  bad_stash = stash;
+  bad_stash[2].fingerprint = 0;
+  expect_refused(options, 0, table, bad_stash, filter.history(),
+                 "stash entry 2 is out of range");
+  expect_refused(options, 1, table, stash, filter.history(),
+                 "1 growths exceed the limit of 0");
+  CuckooFilterOptions other = options;
+  other.layout.fingerprint_bits = 13;
+  expect_refused(other, 0, table, stash, filter.history(), "slots or size");
+  other = options;
+  other.stash_capacity = 0;
+  expect_refused(other, 0, table, stash, filter.history(), "stash capacity 0");
+  BucketTable padded = table;
+  padded.mutable_bytes().back() = 1;
+  expect_refused(options, 0, padded, stash, filter.history(), "padding");
+}
+
 TEST(CuckooFilterSerializationTest, RoundTripPreservesEverything) {
   for (bool semi_sorted : {false, true}) {
     CuckooFilterOptions options = Options(4, 13, semi_sorted);
@@ -720,10 +794,10 @@ TEST(CuckooFilterSerializationTest, RejectsWellSealedButInconsistentContents) {
   // Insert into a walk of 4e9 steps.
   bad = good;
   byte_io::Store<uint32_t>(bad.data() + 16, 0xFFFFFFFFu);
-  expect_rejected(bad, "max kicks 4294967295");
+  expect_rejected(bad, "max_kicks 4294967295");
   bad = good;
   byte_io::Store<uint32_t>(bad.data() + 16, kMaxKicksLimit + 1);
-  expect_rejected(bad, "max kicks");
+  expect_rejected(bad, "max_kicks");
   bad = good;
   byte_io::Store<uint32_t>(bad.data() + 20, kMaxStashCapacity + 1);
   expect_rejected(bad, "capacity");

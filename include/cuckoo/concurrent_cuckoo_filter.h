@@ -26,7 +26,7 @@
 //     sees the writer. Readers write only their own slot; the flags are
 //     read-mostly lines. The two read-modify-writes of a lookup are full
 //     barriers on x86 and cost a single lookup its overlap with the next
-//     one; ContainsBatch pays them once per 64 keys.
+//     one; ContainsBatch pays them once per kProbeChunk (32) keys.
 //
 // Memory ordering
 // ---------------
@@ -109,6 +109,7 @@ class ConcurrentCuckooFilter {
       shard_options.seed = options.seed + i;
       shards_[i].filter.emplace(per_shard, shard_options);
     }
+    batch_lookup_ = ChooseBatchLookup(*shards_[0].filter);
   }
 
   InsertResult Insert(uint64_t hash) {
@@ -139,29 +140,15 @@ class ConcurrentCuckooFilter {
       return filter.Contains(hash);
     });
   }
-  // Lookups of many keys: one announcement in the reader slot covers up to
-  // 64 of them, so the slot's atomic read-modify-writes (full barriers, which
-  // keep consecutive lookups' cache misses from overlapping) are paid once
-  // per chunk. Keys of a shard that a writer holds are retried after it.
+  // Lookups of many keys, as one filter's ContainsBatch: for a chunk of
+  // kProbeChunk keys, both buckets of each are located and prefetched in
+  // their shards before any is probed, so that the chunk's cache misses
+  // overlap, and one announcement in the reader slot covers the chunk: the
+  // slot's atomic read-modify-writes (full barriers, which would keep
+  // consecutive lookups' misses apart) are paid once per chunk. Keys of a
+  // shard that a writer holds are retried after it.
   void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
-    constexpr size_t kChunk = 64;
-    ReaderSlot& slot = MySlot();
-    for (size_t begin = 0; begin < count; begin += kChunk) {
-      const size_t n = std::min(kChunk, count - begin);
-      uint64_t pending = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
-      for (int spins = 0; pending != 0; Pause(&spins)) {
-        slot.inside.fetch_add(1, std::memory_order_seq_cst);
-        for (uint64_t left = pending; left != 0; left &= left - 1) {
-          const size_t k = static_cast<size_t>(__builtin_ctzll(left));
-          const Shard& shard = ShardOf(hashes[begin + k]);
-          if (!shard.writing.load(std::memory_order_seq_cst)) {
-            out[begin + k] = shard.filter->Contains(hashes[begin + k]);
-            pending &= ~(uint64_t{1} << k);
-          }
-        }
-        slot.inside.fetch_sub(1, std::memory_order_release);
-      }
-    }
+    batch_lookup_(*this, hashes, count, out);
   }
   uint32_t Count(uint64_t hash) const {
     return Read(ShardOf(hash), [hash](const CuckooFilter& filter) {
@@ -265,6 +252,7 @@ class ConcurrentCuckooFilter {
       at += static_cast<size_t>(length);
     }
     if (at != end) return fail("bytes after the last shard");
+    filter->batch_lookup_ = ChooseBatchLookup(*filter->shards_[0].filter);
     return filter;
   }
 
@@ -284,6 +272,62 @@ class ConcurrentCuckooFilter {
   };
 
   explicit ConcurrentCuckooFilter(uint32_t shards) : shards_(shards) {}
+
+  using BatchLookup = void (*)(const ConcurrentCuckooFilter&, const uint64_t*,
+                               size_t, bool*);
+
+  // ContainsBatchWith for the Operations of `shard`'s table type, which
+  // every shard has until one grows.
+  static BatchLookup ChooseBatchLookup(const CuckooFilter& shard) {
+    BatchLookup lookup = nullptr;
+    shard.VisitOperations(
+        [&lookup](auto ops) { lookup = &ContainsBatchWith<decltype(ops)>; });
+    return lookup;
+  }
+
+  // ContainsBatch, with the operations of the shards that use Ops compiled
+  // into the loops; a key of another shard (one that grew alone) gets that
+  // shard's Contains. Every read of a shard's filter, in either loop,
+  // follows a false read of its writing flag within one announcement (R1 to
+  // R4 of "Memory ordering").
+  template <typename Ops>
+  static void ContainsBatchWith(const ConcurrentCuckooFilter& self,
+                                const uint64_t* hashes, size_t count,
+                                bool* out) {
+    static_assert(kProbeChunk < 64);
+    ReaderSlot& slot = self.MySlot();
+    const CuckooFilter* filters[kProbeChunk];
+    KeyPosition positions[kProbeChunk];
+    for (size_t begin = 0; begin < count; begin += kProbeChunk) {
+      const size_t n = std::min(kProbeChunk, count - begin);
+      uint64_t pending = (uint64_t{1} << n) - 1;
+      for (int spins = 0; pending != 0; Pause(&spins)) {
+        slot.inside.fetch_add(1, std::memory_order_seq_cst);
+        uint64_t located = 0;
+        for (uint64_t left = pending; left != 0; left &= left - 1) {
+          const size_t k = static_cast<size_t>(__builtin_ctzll(left));
+          const uint64_t hash = hashes[begin + k];
+          const Shard& shard = self.ShardOf(hash);
+          if (shard.writing.load(std::memory_order_seq_cst)) continue;
+          const CuckooFilter& filter = *shard.filter;
+          if (filter.Uses<Ops>()) {
+            filters[k] = &filter;
+            positions[k] = Ops::Locate(filter, hash);
+            filter.table().view().Prefetch(positions[k]);
+            located |= uint64_t{1} << k;
+          } else {
+            out[begin + k] = filter.Contains(hash);
+          }
+          pending &= ~(uint64_t{1} << k);
+        }
+        for (; located != 0; located &= located - 1) {
+          const size_t k = static_cast<size_t>(__builtin_ctzll(located));
+          out[begin + k] = Ops::ContainsAt(*filters[k], positions[k]);
+        }
+        slot.inside.fetch_sub(1, std::memory_order_release);
+      }
+    }
+  }
 
   static uint32_t CheckedShardCount(uint32_t shards) {
     if (shards == 0 || shards > kMaxShards) {
@@ -371,6 +415,8 @@ class ConcurrentCuckooFilter {
 
   std::vector<Shard> shards_;
   mutable ReaderSlot slots_[kReaderSlots];
+  // ContainsBatch's loops, compiled for the shards' table type.
+  BatchLookup batch_lookup_ = nullptr;
 };
 
 }  // namespace cuckoo

@@ -166,6 +166,25 @@ struct CuckooFilterStats {
   uint32_t peak_stash_size = 0;
 };
 
+// A fingerprint the table had no room for: its slot value and either of its
+// two buckets.
+struct StashEntry {
+  uint32_t bucket;
+  uint32_t fingerprint;
+};
+
+// What a filter's operations leave besides its table and stash: its
+// counters and the state of the generator that picks kick-out victims. The
+// serialization records it.
+struct CuckooFilterHistory {
+  uint64_t items = 0;            // stored now (inserts minus erases)
+  uint64_t deleted = 0;          // successful erases, ever
+  uint64_t generator_state = 0;  // starts at CuckooFilterOptions::seed
+  uint64_t total_kicks = 0;      // evictions performed by all walks
+  uint64_t failed_inserts = 0;   // Insert calls that returned kFull
+  uint32_t peak_stash_size = 0;
+};
+
 class CuckooFilter {
  public:
   // A filter of num_buckets buckets (rounded up to an even count); with an
@@ -201,6 +220,96 @@ class CuckooFilter {
     return CuckooFilter(static_cast<uint64_t>(buckets), options);
   }
 
+  // A filter with the given contents, such as a loader has read
+  // (cuckoo_filter_serialization.h): after `growths` growths, with `table`
+  // (whose slots must be SlotLayout(options, the hashing after those
+  // growths)), `stash` and `history`. Everything is checked, as for bytes
+  // from an untrusted source: the options and the geometry
+  // (GeometryProblem), the stash entries, the table's padding and semi-sort
+  // codes, and an item count that agrees with the stored fingerprints.
+  // nullopt, with *error set, when a check fails.
+  static std::optional<CuckooFilter> Restore(const CuckooFilterOptions& options,
+                                             uint32_t growths,
+                                             BucketTable table,
+                                             std::vector<StashEntry> stash,
+                                             const CuckooFilterHistory& history,
+                                             std::string* error) {
+    std::string why = RestoreProblem(options, growths, table, stash, history);
+    if (!why.empty()) {
+      if (error != nullptr) *error = "cuckoo filter: " + why;
+      return std::nullopt;
+    }
+    CuckooFilter filter(HashingAfter(options, table.num_buckets(), growths),
+                        options, std::move(table));
+    filter.stash_ = std::move(stash);
+    filter.history_ = history;
+    return filter;
+  }
+
+  // Why a filter with these options cannot have num_buckets buckets after
+  // `growths` growths (empty when it can): the options are invalid, the
+  // growth count is over the limit, or num_buckets is not a valid initial
+  // count times the expansion to the power `growths`, within 2^32 after every
+  // growth the options allow.
+  static std::string GeometryProblem(const CuckooFilterOptions& options,
+                                     uint32_t num_buckets, uint32_t growths) {
+    std::string problem = OptionsProblem(options);
+    if (!problem.empty()) return problem;
+    const uint32_t max_growths =
+        options.expansion == 0 ? 0 : options.max_growths;
+    if (growths > max_growths) {
+      return std::to_string(growths) + " growths exceed the limit of " +
+             std::to_string(max_growths);
+    }
+    const int moved_bits = static_cast<int>(growths) * ExpansionBits(options);
+    const uint32_t base_buckets = num_buckets >> moved_bits;
+    problem = ValidateTableGeometry(options.layout, base_buckets);
+    if (!problem.empty()) return problem;
+    if ((uint64_t{base_buckets} << moved_bits) != num_buckets) {
+      return "bucket count " + std::to_string(num_buckets) +
+             " is not the initial count " + std::to_string(base_buckets) +
+             " times 2^" + std::to_string(moved_bits);
+    }
+    if ((uint64_t{base_buckets} << ReserveBits(options)) > kMaxNumBuckets) {
+      return "bucket count " + std::to_string(base_buckets) + " grown " +
+             std::to_string(max_growths) + " times exceeds 2^32";
+    }
+    return "";
+  }
+
+  // The key mapping of a filter with these options and num_buckets buckets
+  // after `growths` growths; GeometryProblem must have found nothing.
+  static GrowableHashing HashingAfter(const CuckooFilterOptions& options,
+                                      uint32_t num_buckets, uint32_t growths) {
+    const int moved_bits = static_cast<int>(growths) * ExpansionBits(options);
+    return GrowableHashing(num_buckets >> moved_bits,
+                           options.layout.fingerprint_bits,
+                           ReserveBits(options), moved_bits);
+  }
+
+  // The slots' layout: the key fingerprint and the growth bits not yet
+  // moved into the bucket index (see "Growth").
+  static BucketLayout SlotLayout(const CuckooFilterOptions& options,
+                                 const GrowableHashing& hashing) {
+    BucketLayout slots = options.layout;
+    slots.fingerprint_bits = hashing.slot_bits();
+    return slots;
+  }
+
+  // Whether a stash entry can be one of a filter with this mapping: a bucket
+  // in range and a slot value whose key fingerprint is not 0.
+  static bool ValidStashEntry(const GrowableHashing& hashing,
+                              const StashEntry& entry) {
+    return entry.bucket < hashing.num_buckets() &&
+           entry.fingerprint <= hashing.max_fingerprint() &&
+           hashing.KeyFingerprint(entry.fingerprint) != 0;
+  }
+
+  // log2 of the expansion; 0 without growth.
+  static int ExpansionBits(const CuckooFilterOptions& options) {
+    return options.expansion == 0 ? 0 : __builtin_ctz(options.expansion);
+  }
+
   const CuckooFilterOptions& options() const { return options_; }
   // The layout the filter was created with; its slots are wider until the
   // reserved growth bits are used up (see "Growth").
@@ -212,19 +321,16 @@ class CuckooFilter {
                : static_cast<uint32_t>(hashing_.moved_bits() /
                                        ExpansionBits(options_));
   }
+  // What the serialization writes: the key mapping, the table, the stash
+  // and the history.
+  const GrowableHashing& hashing() const { return hashing_; }
+  const BucketTable& table() const { return table_; }
+  const std::vector<StashEntry>& stash() const { return stash_; }
+  const CuckooFilterHistory& history() const { return history_; }
 
   // Stores the key. With an expansion, grows the filter when it is full
   // and retries (see "Growth").
-  InsertResult Insert(uint64_t hash) {
-    for (;;) {
-      const InsertResult result = operations_->insert(*this, hash);
-      if (result == InsertResult::kOk) return result;
-      if (!Grow()) {
-        ++failed_inserts_;
-        return result;
-      }
-    }
-  }
+  InsertResult Insert(uint64_t hash) { return dispatch_->insert(*this, hash); }
 
   // Inserts unless the filter already answers "may contain" (RedisBloom's
   // CF.ADDNX). The caveat is the false positive: a key never added whose
@@ -274,7 +380,7 @@ class CuckooFilter {
     for (;;) {
       CuckooFilter attempt = merged;
       if (attempt.InsertAllOf(source) == InsertResult::kOk) {
-        attempt.failed_inserts_ = failed_inserts_;
+        attempt.history_.failed_inserts = history_.failed_inserts;
         *this = std::move(attempt);
         return InsertResult::kOk;
       }
@@ -284,7 +390,7 @@ class CuckooFilter {
   }
 
   bool Contains(uint64_t hash) const {
-    return operations_->contains(*this, hash);
+    return dispatch_->contains(*this, hash);
   }
 
   // Calls visit(lookup) with a lookup compiled for this filter's table:
@@ -295,50 +401,66 @@ class CuckooFilter {
   // change.
   template <typename Visit>
   void VisitLookup(Visit&& visit) const {
-    VisitOperations(table_.layout(), hashing_, [&](auto table, auto mapping) {
-      visit(Lookup<decltype(table), decltype(mapping)>(*this));
+    VisitOperations([&](auto ops) { visit(Lookup<decltype(ops)>(*this)); });
+  }
+
+  // Calls visit(Ops{}), Ops being the Operations of this filter's table
+  // type and key mapping: a loop inside visit can call them, compiled and
+  // inlined, on this filter, and on any other filter f for which
+  // f.Uses<Ops>() (ConcurrentCuckooFilter's batched lookup does, over its
+  // shards).
+  template <typename Visit>
+  void VisitOperations(Visit&& visit) const {
+    VisitTypes(table_.layout(), hashing_, [&](auto table, auto mapping) {
+      visit(Operations<decltype(table), decltype(mapping)>{});
     });
+  }
+
+  // Whether Ops are this filter's Operations. Where a program holds two
+  // copies of them (a shared library with hidden symbols, say), it may say
+  // false for a filter whose type matches, never true for one whose type
+  // does not.
+  template <typename Ops>
+  bool Uses() const {
+    return dispatch_ == DispatchOf<Ops>();
   }
 
   // Batched lookup: prefetches both buckets of every key before probing.
   void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
-    operations_->contains_batch(*this, hashes, count, out);
+    dispatch_->contains_batch(*this, hashes, count, out);
   }
 
   // Removes one copy. Returns false when no copy was found.
-  bool Erase(uint64_t hash) { return operations_->erase(*this, hash); }
+  bool Erase(uint64_t hash) { return dispatch_->erase(*this, hash); }
 
   // Copies of the key's fingerprint in its two buckets and the stash.
-  uint32_t Count(uint64_t hash) const {
-    return operations_->count(*this, hash);
-  }
+  uint32_t Count(uint64_t hash) const { return dispatch_->count(*this, hash); }
 
-  uint64_t Size() const { return num_items_; }
+  uint64_t Size() const { return history_.items; }
   // Slots in the table now (the stash is extra); growth multiplies them.
   uint64_t Capacity() const {
     return static_cast<uint64_t>(NumBuckets()) * layout().bucket_size;
   }
   double LoadFactor() const {
-    return static_cast<double>(num_items_) / static_cast<double>(Capacity());
+    return static_cast<double>(history_.items) /
+           static_cast<double>(Capacity());
   }
   // Table bytes including padding, plus the stash.
   size_t SizeInBytes() const {
     return table_.bytes().size() + options_.stash_capacity * sizeof(StashEntry);
   }
   double BitsPerKey() const {
-    return num_items_ == 0 ? 0.0
-                           : 8.0 * static_cast<double>(SizeInBytes()) /
-                                 static_cast<double>(num_items_);
+    return history_.items == 0 ? 0.0
+                               : 8.0 * static_cast<double>(SizeInBytes()) /
+                                     static_cast<double>(history_.items);
   }
 
   // Empties the filter; it keeps its size, grown or not.
   void Clear() {
     table_.Clear();
     stash_.clear();
-    num_items_ = num_deleted_ = 0;
-    total_kicks_ = failed_inserts_ = 0;
-    peak_stash_size_ = 0;
-    rng_state_ = options_.seed;
+    history_ = CuckooFilterHistory{};
+    history_.generator_state = options_.seed;
   }
 
   CuckooFilterInfo Info() const {
@@ -346,8 +468,8 @@ class CuckooFilter {
     info.size_in_bytes = SizeInBytes();
     info.num_buckets = NumBuckets();
     info.num_growths = Growths();
-    info.items_inserted = num_items_;
-    info.items_deleted = num_deleted_;
+    info.items_inserted = history_.items;
+    info.items_deleted = history_.deleted;
     info.bucket_size = layout().bucket_size;
     info.expansion = options_.expansion;
     info.max_iterations = options_.max_kicks;
@@ -365,11 +487,11 @@ class CuckooFilter {
     }
     stats.empty_buckets = stats.bucket_occupancy[0];
     stats.full_buckets = stats.bucket_occupancy[static_cast<size_t>(b)];
-    stats.total_kicks = total_kicks_;
-    stats.failed_inserts = failed_inserts_;
+    stats.total_kicks = history_.total_kicks;
+    stats.failed_inserts = history_.failed_inserts;
     stats.stash_size = static_cast<uint32_t>(stash_.size());
     stats.stash_capacity = options_.stash_capacity;
-    stats.peak_stash_size = peak_stash_size_;
+    stats.peak_stash_size = history_.peak_stash_size;
     stats.growths = Growths();
     return stats;
   }
@@ -403,122 +525,13 @@ class CuckooFilter {
     }
     hashing_ = grown;
     table_ = std::move(grown_table);
-    operations_ = ChooseOperations(table_.layout(), hashing_);
+    dispatch_ = ChooseDispatch(table_.layout(), hashing_);
     DrainStash();
     return true;
   }
 
-  // Serialization: cuckoo_filter_serialization.h.
-  friend class CuckooFilterLoader;
-  friend class CuckooFilterDumper;
-  // The operations with the table type fixed at compile time:
-  // typed_cuckoo_filter.h.
-  template <typename Bucket, typename Hasher>
-  friend class TypedCuckooFilter;
-
- private:
-  struct StashEntry {
-    uint32_t bucket;  // either of the fingerprint's two buckets
-    uint32_t fingerprint;
-  };
-  struct KickStep {
-    uint32_t bucket;
-    uint32_t inserted;
-    uint32_t evicted;
-  };
-  // A bucket of the path search: reached from node `parent` (-1 for the new
-  // key's two buckets) by moving `moved`, a value in the parent's bucket, to
-  // its other bucket, `depth` moves from a root.
-  struct PathNode {
-    uint32_t bucket;
-    uint32_t moved;
-    int32_t parent;
-    uint32_t depth;
-  };
-  static constexpr int kPathSearchNodes = 256;
-  static constexpr uint32_t kPathSearchDepth = 5;
-  // The search prefetches the buckets it will read next, at most this many
-  // ahead: prefetching every queued bucket would fill the core's miss
-  // buffers with buckets that are rarely read (most searches end early in
-  // the last level they reach), and the prefetches would stall.
-  static constexpr int kPathPrefetchDistance = 12;
-
-  // options must have passed CheckedOptions.
-  CuckooFilter(const GrowableHashing& hashing,
-               const CuckooFilterOptions& options)
-      : options_(options),
-        hashing_(hashing),
-        table_(SlotLayout(options, hashing), hashing.num_buckets()),
-        operations_(ChooseOperations(table_.layout(), hashing_)),
-        rng_state_(options.seed) {}
-
-  // log2 of the expansion; 0 without growth.
-  static int ExpansionBits(const CuckooFilterOptions& options) {
-    return options.expansion == 0 ? 0 : __builtin_ctz(options.expansion);
-  }
-
-  // The slots' layout: the key fingerprint and the growth bits not yet
-  // moved into the bucket index.
-  static BucketLayout SlotLayout(const CuckooFilterOptions& options,
-                                 const GrowableHashing& hashing) {
-    BucketLayout slots = options.layout;
-    slots.fingerprint_bits = hashing.slot_bits();
-    return slots;
-  }
-
-  static GrowableHashing InitialHashing(uint64_t num_buckets,
-                                        const CuckooFilterOptions& options) {
-    const uint64_t buckets = ValidBucketCount(num_buckets);
-    const int reserve_bits =
-        ExpansionBits(options) * static_cast<int>(options.max_growths);
-    if ((buckets << reserve_bits) > kMaxNumBuckets) {
-      throw std::length_error(
-          "cuckoo filter: " + std::to_string(buckets) + " buckets grown " +
-          std::to_string(options.max_growths) + " times by " +
-          std::to_string(options.expansion) + " exceed 2^32 buckets");
-    }
-    return GrowableHashing(static_cast<uint32_t>(buckets),
-                           options.layout.fingerprint_bits, reserve_bits, 0);
-  }
-
-  // Inserts every fingerprint of `other` (same geometry and growths).
-  InsertResult InsertAllOf(const CuckooFilter& other) {
-    const BucketTableView& from = other.table_.view();
-    InsertResult result = InsertResult::kOk;
-    for (uint32_t bucket = 0;
-         bucket < NumBuckets() && result == InsertResult::kOk; ++bucket) {
-      from.ForEachSlot(bucket, [&](int, uint32_t value) {
-        if (value != 0 && result == InsertResult::kOk) {
-          result = InsertFingerprint(bucket, hashing_.AltBucket(bucket, value),
-                                     value);
-        }
-      });
-    }
-    for (const StashEntry& entry : other.stash_) {
-      if (result != InsertResult::kOk) break;
-      result = InsertFingerprint(
-          entry.bucket, hashing_.AltBucket(entry.bucket, entry.fingerprint),
-          entry.fingerprint);
-    }
-    return result;
-  }
-
-  // The hot operations, chosen once per filter (and again after a growth):
-  // lookups and inserts (both buckets, then the kick-out walk), compiled for
-  // the table where VisitTable has a type for it. While the stash is empty
-  // (almost always), no lookup branches on what the table holds: a branch on
-  // the probe's result would be mispredicted for a mix of stored and absent
-  // keys, and would keep the next lookup's loads from overlapping this one's.
-  struct Operations {
-    bool (*contains)(const CuckooFilter&, uint64_t);
-    void (*contains_batch)(const CuckooFilter&, const uint64_t*, size_t, bool*);
-    InsertResult (*insert)(CuckooFilter&, uint64_t);
-    bool (*erase)(CuckooFilter&, uint64_t);
-    uint32_t (*count)(const CuckooFilter&, uint64_t);
-  };
-
-  // A filter that cannot grow maps keys with its base mapping, which Table
-  // may compile.
+  // How a filter maps keys, for Operations: a filter that cannot grow maps
+  // them with its base mapping, which Table may compile.
   template <typename Table>
   struct FixedSize {
     CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooFilter& filter,
@@ -545,87 +558,160 @@ class CuckooFilter {
     }
   };
 
-  CUCKOO_ALWAYS_INLINE bool InStashOrTable(bool in_table,
-                                           const KeyPosition& position) const {
-    return stash_.empty() ? in_table : in_table || StashCount(position) > 0;
-  }
-
+  // The operations on a filter whose table has type Table (table_types.h)
+  // and whose keys map by Mapping (FixedSize<Table> or Growable), compiled
+  // for them. A CuckooFilter calls those of its table type through the
+  // Dispatch it chose when it was made (and again when it grew); a
+  // TypedCuckooFilter knows its type, and calls them directly. The caller
+  // must use the filter's own types (VisitTypes chooses them).
+  //
+  // While the stash is empty (almost always), no lookup branches on what
+  // the table holds: a branch on the probe's result would be mispredicted
+  // for a mix of stored and absent keys, and would keep the next lookup's
+  // loads from overlapping this one's.
   template <typename Table, typename Mapping>
-  CUCKOO_ALWAYS_INLINE static bool ContainsWith(const CuckooFilter& filter,
-                                                uint64_t hash) {
-    const KeyPosition position = Mapping::Locate(filter, hash);
-    return filter.InStashOrTable(
-        Table::Contains(filter.table_.view(), position), position);
-  }
-
-  template <typename Table, typename Mapping>
-  static void ContainsBatchWith(const CuckooFilter& filter,
-                                const uint64_t* hashes, size_t count,
-                                bool* out) {
-    LocatePrefetchProbe(
-        filter.table_.view(), count,
-        [&](size_t i) { return Mapping::Locate(filter, hashes[i]); },
-        [&](size_t i, const KeyPosition& position) {
-          out[i] = filter.InStashOrTable(
-              Table::Contains(filter.table_.view(), position), position);
-        });
-  }
-
-  // One insert attempt at the current size: either bucket, else the walk.
-  template <typename Table, typename Mapping>
-  static InsertResult InsertWith(CuckooFilter& filter, uint64_t hash) {
-    const KeyPosition position = Mapping::Locate(filter, hash);
-    if (Table::Replace(&filter.table_, position.bucket, 0,
-                       position.fingerprint) ||
-        Table::Replace(&filter.table_, position.alternate, 0,
-                       position.fingerprint)) {
-      ++filter.num_items_;
-      return InsertResult::kOk;
+  class Operations {
+   public:
+    CUCKOO_ALWAYS_INLINE static bool Contains(const CuckooFilter& filter,
+                                              uint64_t hash) {
+      return ContainsAt(filter, Locate(filter, hash));
     }
-    return filter.InsertByMoving<Table, Mapping>(position.bucket,
-                                                 position.fingerprint);
-  }
 
-  template <typename Table, typename Mapping>
-  CUCKOO_ALWAYS_INLINE static bool EraseWith(CuckooFilter& filter,
-                                             uint64_t hash) {
-    const KeyPosition position = Mapping::Locate(filter, hash);
-    if (Table::Replace(&filter.table_, position.bucket, position.fingerprint,
-                       0) ||
-        Table::Replace(&filter.table_, position.alternate, position.fingerprint,
-                       0)) {
-      --filter.num_items_;
-      ++filter.num_deleted_;
-      if (!filter.stash_.empty()) filter.DrainStash();
-      return true;
+    // The two halves of Contains, for a caller that interleaves many keys:
+    // the key's position (whose buckets it may prefetch), and the answer
+    // for that position.
+    CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooFilter& filter,
+                                                   uint64_t hash) {
+      return Mapping::Locate(filter, hash);
     }
-    return filter.EraseFromStash(position);
-  }
+    CUCKOO_ALWAYS_INLINE static bool ContainsAt(const CuckooFilter& filter,
+                                                const KeyPosition& position) {
+      return filter.InStashOrTable(
+          Table::Contains(filter.table_.view(), position), position);
+    }
 
-  template <typename Table, typename Mapping>
-  CUCKOO_ALWAYS_INLINE static uint32_t CountWith(const CuckooFilter& filter,
-                                                 uint64_t hash) {
-    const KeyPosition position = Mapping::Locate(filter, hash);
-    const BucketTableView& view = filter.table_.view();
-    return Table::Count(view, position.bucket, position.fingerprint) +
-           Table::Count(view, position.alternate, position.fingerprint) +
-           filter.StashCount(position);
-  }
+    // out[i] = Contains(hash_of(i)) for i in [0, count): both buckets of
+    // each key of a chunk are prefetched before any is probed.
+    template <typename HashOf>
+    static void ContainsEach(const CuckooFilter& filter, size_t count,
+                             HashOf&& hash_of, bool* out) {
+      LocatePrefetchProbe(
+          filter.table_.view(), count,
+          [&](size_t i) { return Locate(filter, hash_of(i)); },
+          [&](size_t i, const KeyPosition& position) {
+            out[i] = ContainsAt(filter, position);
+          });
+    }
 
-  template <typename Table, typename Mapping>
-  static const Operations* OperationsWith() {
-    static constexpr Operations operations = {
-        &ContainsWith<Table, Mapping>, &ContainsBatchWith<Table, Mapping>,
-        &InsertWith<Table, Mapping>, &EraseWith<Table, Mapping>,
-        &CountWith<Table, Mapping>};
-    return &operations;
+    static void ContainsBatch(const CuckooFilter& filter,
+                              const uint64_t* hashes, size_t count, bool* out) {
+      ContainsEach(
+          filter, count, [hashes](size_t i) { return hashes[i]; }, out);
+    }
+
+    // Into either bucket, else by moving others (InsertByMoving); when that
+    // fails too, the filter grows if it can and the grown filter, whose
+    // table type may differ, inserts the key. A kFull is counted.
+    static InsertResult Insert(CuckooFilter& filter, uint64_t hash) {
+      const KeyPosition position = Mapping::Locate(filter, hash);
+      if (Table::Replace(&filter.table_, position.bucket, 0,
+                         position.fingerprint) ||
+          Table::Replace(&filter.table_, position.alternate, 0,
+                         position.fingerprint)) {
+        ++filter.history_.items;
+        return InsertResult::kOk;
+      }
+      const InsertResult result = filter.InsertByMoving<Table, Mapping>(
+          position.bucket, position.fingerprint);
+      if (result == InsertResult::kOk) return result;
+      if (filter.Grow()) return filter.Insert(hash);
+      ++filter.history_.failed_inserts;
+      return result;
+    }
+
+    CUCKOO_ALWAYS_INLINE static bool Erase(CuckooFilter& filter,
+                                           uint64_t hash) {
+      const KeyPosition position = Mapping::Locate(filter, hash);
+      if (Table::Replace(&filter.table_, position.bucket, position.fingerprint,
+                         0) ||
+          Table::Replace(&filter.table_, position.alternate,
+                         position.fingerprint, 0)) {
+        --filter.history_.items;
+        ++filter.history_.deleted;
+        if (!filter.stash_.empty()) filter.DrainStash();
+        return true;
+      }
+      return filter.EraseFromStash(position);
+    }
+
+    CUCKOO_ALWAYS_INLINE static uint32_t Count(const CuckooFilter& filter,
+                                               uint64_t hash) {
+      const KeyPosition position = Mapping::Locate(filter, hash);
+      const BucketTableView& view = filter.table_.view();
+      return Table::Count(view, position.bucket, position.fingerprint) +
+             Table::Count(view, position.alternate, position.fingerprint) +
+             filter.StashCount(position);
+    }
+  };
+
+  // The lookup of VisitLookup.
+  template <typename Ops>
+  class Lookup {
+   public:
+    explicit Lookup(const CuckooFilter& filter) : filter_(filter) {}
+    CUCKOO_ALWAYS_INLINE bool Contains(uint64_t hash) const {
+      return Ops::Contains(filter_, hash);
+    }
+
+   private:
+    const CuckooFilter& filter_;
+  };
+
+ private:
+  struct KickStep {
+    uint32_t bucket;
+    uint32_t inserted;
+    uint32_t evicted;
+  };
+  // A bucket of the path search: reached from node `parent` (-1 for the new
+  // key's two buckets) by moving `moved`, a value in the parent's bucket, to
+  // its other bucket, `depth` moves from a root.
+  struct PathNode {
+    uint32_t bucket;
+    uint32_t moved;
+    int32_t parent;
+    uint32_t depth;
+  };
+  static constexpr int kPathSearchNodes = 256;
+  static constexpr uint32_t kPathSearchDepth = 5;
+  // The search prefetches the buckets it will read next, at most this many
+  // ahead: prefetching every queued bucket would fill the core's miss
+  // buffers with buckets that are rarely read (most searches end early in
+  // the last level they reach), and the prefetches would stall.
+  static constexpr int kPathPrefetchDistance = 12;
+
+  // The operations of one table type, as pointers, for the runtime choice.
+  struct Dispatch {
+    bool (*contains)(const CuckooFilter&, uint64_t);
+    void (*contains_batch)(const CuckooFilter&, const uint64_t*, size_t, bool*);
+    InsertResult (*insert)(CuckooFilter&, uint64_t);
+    bool (*erase)(CuckooFilter&, uint64_t);
+    uint32_t (*count)(const CuckooFilter&, uint64_t);
+  };
+
+  template <typename Ops>
+  static const Dispatch* DispatchOf() {
+    static constexpr Dispatch dispatch = {&Ops::Contains, &Ops::ContainsBatch,
+                                          &Ops::Insert, &Ops::Erase,
+                                          &Ops::Count};
+    return &dispatch;
   }
 
   // Calls visit(Table{}, Mapping{}) with the types of a table of `slots`
   // mapped by `hashing`.
   template <typename Visit>
-  static void VisitOperations(const BucketLayout& slots,
-                              const GrowableHashing& hashing, Visit&& visit) {
+  static void VisitTypes(const BucketLayout& slots,
+                         const GrowableHashing& hashing, Visit&& visit) {
     if (hashing.reserve_bits() == 0) {
       VisitTable(slots, hashing.base(), [&visit](auto table) {
         visit(table, FixedSize<decltype(table)>{});
@@ -639,79 +725,192 @@ class CuckooFilter {
     if (!compiled) visit(AnyLayoutTable{}, Growable{});
   }
 
-  static const Operations* ChooseOperations(const BucketLayout& slots,
-                                            const GrowableHashing& hashing) {
-    const Operations* operations = nullptr;
-    VisitOperations(slots, hashing, [&operations](auto table, auto mapping) {
-      operations = OperationsWith<decltype(table), decltype(mapping)>();
+  static const Dispatch* ChooseDispatch(const BucketLayout& slots,
+                                        const GrowableHashing& hashing) {
+    const Dispatch* dispatch = nullptr;
+    VisitTypes(slots, hashing, [&dispatch](auto table, auto mapping) {
+      dispatch = DispatchOf<Operations<decltype(table), decltype(mapping)>>();
     });
-    return operations;
+    return dispatch;
   }
 
- public:
-  // The lookup of VisitLookup.
-  template <typename Table, typename Mapping>
-  class Lookup {
-   public:
-    explicit Lookup(const CuckooFilter& filter) : filter_(filter) {}
-    CUCKOO_ALWAYS_INLINE bool Contains(uint64_t hash) const {
-      return ContainsWith<Table, Mapping>(filter_, hash);
+  // options must have passed CheckedOptions, and table (when given) must
+  // have SlotLayout(options, hashing)'s slots and hashing's bucket count.
+  CuckooFilter(const GrowableHashing& hashing,
+               const CuckooFilterOptions& options)
+      : CuckooFilter(
+            hashing, options,
+            BucketTable(SlotLayout(options, hashing), hashing.num_buckets())) {}
+  CuckooFilter(const GrowableHashing& hashing,
+               const CuckooFilterOptions& options, BucketTable table)
+      : options_(options),
+        hashing_(hashing),
+        table_(std::move(table)),
+        dispatch_(ChooseDispatch(table_.layout(), hashing_)) {
+    history_.generator_state = options.seed;
+  }
+
+  // Bits reserved in each slot for growth: e G.
+  static int ReserveBits(const CuckooFilterOptions& options) {
+    return ExpansionBits(options) * static_cast<int>(options.max_growths);
+  }
+
+  static GrowableHashing InitialHashing(uint64_t num_buckets,
+                                        const CuckooFilterOptions& options) {
+    const uint64_t buckets = ValidBucketCount(num_buckets);
+    if ((buckets << ReserveBits(options)) > kMaxNumBuckets) {
+      throw std::length_error(
+          "cuckoo filter: " + std::to_string(buckets) + " buckets grown " +
+          std::to_string(options.max_growths) + " times by " +
+          std::to_string(options.expansion) + " exceed 2^32 buckets");
     }
+    return GrowableHashing(static_cast<uint32_t>(buckets),
+                           options.layout.fingerprint_bits,
+                           ReserveBits(options), 0);
+  }
 
-   private:
-    const CuckooFilter& filter_;
-  };
+  // Restore's checks beyond the geometry: the table's slots and size, the
+  // stash, and what only the whole table can tell.
+  static std::string RestoreProblem(const CuckooFilterOptions& options,
+                                    uint32_t growths, const BucketTable& table,
+                                    const std::vector<StashEntry>& stash,
+                                    const CuckooFilterHistory& history) {
+    std::string problem =
+        GeometryProblem(options, table.num_buckets(), growths);
+    if (!problem.empty()) return problem;
+    const GrowableHashing hashing =
+        HashingAfter(options, table.num_buckets(), growths);
+    const std::vector<uint8_t>& bytes = table.bytes();
+    if (!(table.layout() == SlotLayout(options, hashing)) ||
+        bytes.size() != TableDataBytes(table.layout(), table.num_buckets()) +
+                            kTablePaddingBytes) {
+      return "the table's slots or size are not those of the options";
+    }
+    if (stash.size() > history.peak_stash_size ||
+        history.peak_stash_size > options.stash_capacity) {
+      return "stash size " + std::to_string(stash.size()) + " / peak " +
+             std::to_string(history.peak_stash_size) + " / capacity " +
+             std::to_string(options.stash_capacity) + " out of range";
+    }
+    for (size_t i = 0; i < stash.size(); ++i) {
+      if (!ValidStashEntry(hashing, stash[i])) {
+        return "stash entry " + std::to_string(i) + " is out of range";
+      }
+    }
+    const size_t data_bytes = bytes.size() - kTablePaddingBytes;
+    for (size_t i = data_bytes; i < bytes.size(); ++i) {
+      if (bytes[i] != 0) return "nonzero table padding";
+    }
+    // Bits after the last bucket inside the last data byte must be zero too.
+    const uint64_t used_bits =
+        uint64_t{table.num_buckets()} * table.layout().BitsPerBucket();
+    if (used_bits % 8 != 0 && (bytes[data_bytes - 1] >> (used_bits % 8)) != 0) {
+      return "nonzero bits after the last bucket";
+    }
+    const BucketTableView& view = table.view();
+    uint64_t occupied = 0;
+    bool key_fingerprints_nonzero = true;
+    for (uint32_t bucket = 0; bucket < table.num_buckets(); ++bucket) {
+      if (!view.HasValidCode(bucket)) {
+        return "bucket " + std::to_string(bucket) +
+               " has an invalid semi-sort code";
+      }
+      occupied += static_cast<uint64_t>(view.Occupancy(bucket));
+      if (hashing.reserve_bits() != 0) {
+        view.ForEachSlot(bucket, [&](int, uint32_t value) {
+          key_fingerprints_nonzero &=
+              value == 0 || hashing.KeyFingerprint(value) != 0;
+        });
+      }
+    }
+    if (!key_fingerprints_nonzero) {
+      return "a slot holds growth bits with a key fingerprint of 0";
+    }
+    if (occupied + stash.size() != history.items) {
+      return "item count " + std::to_string(history.items) +
+             " disagrees with the " + std::to_string(occupied + stash.size()) +
+             " stored fingerprints";
+    }
+    return "";
+  }
 
- private:
+  // Inserts every fingerprint of `other` (same geometry and growths).
+  InsertResult InsertAllOf(const CuckooFilter& other) {
+    const BucketTableView& from = other.table_.view();
+    InsertResult result = InsertResult::kOk;
+    for (uint32_t bucket = 0;
+         bucket < NumBuckets() && result == InsertResult::kOk; ++bucket) {
+      from.ForEachSlot(bucket, [&](int, uint32_t value) {
+        if (value != 0 && result == InsertResult::kOk) {
+          result = InsertFingerprint(bucket, hashing_.AltBucket(bucket, value),
+                                     value);
+        }
+      });
+    }
+    for (const StashEntry& entry : other.stash_) {
+      if (result != InsertResult::kOk) break;
+      result = InsertFingerprint(
+          entry.bucket, hashing_.AltBucket(entry.bucket, entry.fingerprint),
+          entry.fingerprint);
+    }
+    return result;
+  }
+
+  CUCKOO_ALWAYS_INLINE bool InStashOrTable(bool in_table,
+                                           const KeyPosition& position) const {
+    return stash_.empty() ? in_table : in_table || StashCount(position) > 0;
+  }
+
   static const CuckooFilterOptions& CheckedOptions(
       const CuckooFilterOptions& options) {
-    std::string problem = options.layout.Validate();
+    const std::string problem = OptionsProblem(options);
     if (!problem.empty()) {
       throw std::invalid_argument("cuckoo filter: " + problem);
-    }
-    if (options.stash_capacity == 0 ||
-        options.stash_capacity > kMaxStashCapacity) {
-      throw std::invalid_argument("cuckoo filter: the stash capacity " +
-                                  std::to_string(options.stash_capacity) +
-                                  " is not in [1, " +
-                                  std::to_string(kMaxStashCapacity) + "]");
-    }
-    if (static_cast<uint8_t>(options.hasher) > kMaxKeyHasherId) {
-      throw std::invalid_argument(
-          "cuckoo filter: key hasher " +
-          std::to_string(static_cast<int>(options.hasher)) + " is unknown");
-    }
-    if (options.max_kicks > kMaxKicksLimit) {
-      throw std::invalid_argument("cuckoo filter: max_kicks " +
-                                  std::to_string(options.max_kicks) +
-                                  " exceeds " + std::to_string(kMaxKicksLimit));
-    }
-    if (options.expansion == 1 ||
-        (options.expansion & (options.expansion - 1)) != 0) {
-      throw std::invalid_argument(
-          "cuckoo filter: expansion " + std::to_string(options.expansion) +
-          " is not 0 (no growth) or a power of two >= 2");
-    }
-    const int spare_bits =
-        kMaxFingerprintBits - options.layout.fingerprint_bits;
-    if (options.expansion != 0 &&
-        uint64_t{options.max_growths} *
-                static_cast<uint64_t>(ExpansionBits(options)) >
-            static_cast<uint64_t>(spare_bits)) {
-      throw std::invalid_argument(
-          "cuckoo filter: " + std::to_string(options.max_growths) +
-          " growths by " + std::to_string(options.expansion) + " need " +
-          std::to_string(uint64_t{options.max_growths} *
-                         static_cast<uint64_t>(ExpansionBits(options))) +
-          " reserved bits per slot; " +
-          std::to_string(options.layout.fingerprint_bits) +
-          "-bit fingerprints leave " + std::to_string(spare_bits));
     }
     return options;
   }
 
+  // Why the options cannot make a filter; empty when they can.
+  static std::string OptionsProblem(const CuckooFilterOptions& options) {
+    std::string problem = options.layout.Validate();
+    if (!problem.empty()) return problem;
+    if (options.stash_capacity == 0 ||
+        options.stash_capacity > kMaxStashCapacity) {
+      return "the stash capacity " + std::to_string(options.stash_capacity) +
+             " is not in [1, " + std::to_string(kMaxStashCapacity) + "]";
+    }
+    if (static_cast<uint8_t>(options.hasher) > kMaxKeyHasherId) {
+      return "key hasher " + std::to_string(static_cast<int>(options.hasher)) +
+             " is unknown";
+    }
+    if (options.max_kicks > kMaxKicksLimit) {
+      return "max_kicks " + std::to_string(options.max_kicks) + " exceeds " +
+             std::to_string(kMaxKicksLimit);
+    }
+    if (options.expansion == 1 ||
+        (options.expansion & (options.expansion - 1)) != 0) {
+      return "expansion " + std::to_string(options.expansion) +
+             " is not 0 (no growth) or a power of two >= 2";
+    }
+    const int spare_bits =
+        kMaxFingerprintBits - options.layout.fingerprint_bits;
+    const uint64_t reserve_bits = uint64_t{options.max_growths} *
+                                  static_cast<uint64_t>(ExpansionBits(options));
+    if (options.expansion != 0 &&
+        reserve_bits > static_cast<uint64_t>(spare_bits)) {
+      return std::to_string(options.max_growths) + " growths by " +
+             std::to_string(options.expansion) + " need " +
+             std::to_string(reserve_bits) + " reserved bits per slot; " +
+             std::to_string(options.layout.fingerprint_bits) +
+             "-bit fingerprints leave " + std::to_string(spare_bits);
+    }
+    return "";
+  }
+
   // SplitMix64.
-  uint64_t NextRandom() { return Mix13(rng_state_ += 0x9E3779B97F4A7C15ull); }
+  uint64_t NextRandom() {
+    return Mix13(history_.generator_state += 0x9E3779B97F4A7C15ull);
+  }
 
   // Stores a fingerprint of bucket pair (bucket, alternate), for Merge. The
   // growable mapping's AltBucket is every filter's.
@@ -719,7 +918,7 @@ class CuckooFilter {
                                  uint32_t fingerprint) {
     if (table_.Replace(bucket, 0, fingerprint) ||
         table_.Replace(alternate, 0, fingerprint)) {
-      ++num_items_;
+      ++history_.items;
       return InsertResult::kOk;
     }
     return InsertByMoving<AnyLayoutTable, Growable>(bucket, fingerprint);
@@ -748,8 +947,8 @@ class CuckooFilter {
     for (size_t i = 0; i < stash_.size(); ++i) {
       if (InStash(stash_[i], position)) {
         stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
-        --num_items_;
-        ++num_deleted_;
+        --history_.items;
+        ++history_.deleted;
         return true;
       }
     }
@@ -832,7 +1031,7 @@ class CuckooFilter {
       emptied = node.moved;
       moves += node.parent >= 0;
     }
-    total_kicks_ += static_cast<uint64_t>(moves);
+    history_.total_kicks += static_cast<uint64_t>(moves);
   }
 
   // Stores `fingerprint`, whose two buckets (`bucket` and its alternate)
@@ -845,7 +1044,7 @@ class CuckooFilter {
             bucket, Mapping::AltBucket(*this, bucket, fingerprint),
             fingerprint) ||
         InsertByRandomWalk<Table, Mapping>(bucket, fingerprint)) {
-      ++num_items_;
+      ++history_.items;
       return InsertResult::kOk;
     }
     return InsertResult::kFull;
@@ -857,8 +1056,6 @@ class CuckooFilter {
   // otherwise the walk is undone and this returns false.
   template <typename Table, typename Mapping>
   bool InsertByRandomWalk(uint32_t bucket, uint32_t fingerprint) {
-    // The walk's log, for the undo; kept between walks, so that a walk
-    // allocates nothing once the longest one has been seen.
     std::vector<KickStep>& steps = walk_log_;
     steps.clear();
     uint32_t homeless = fingerprint;
@@ -873,15 +1070,15 @@ class CuckooFilter {
           NextRandom() & static_cast<uint64_t>(layout().bucket_size - 1));
       const uint32_t evicted = Table::Swap(&table_, current, victim, homeless);
       steps.push_back({current, homeless, evicted});
-      ++total_kicks_;
+      ++history_.total_kicks;
       homeless = evicted;
       current = Mapping::AltBucket(*this, current, homeless);
       if (Table::Replace(&table_, current, 0, homeless)) return true;
     }
     if (stash_.size() < options_.stash_capacity) {
       stash_.push_back({current, homeless});
-      peak_stash_size_ =
-          std::max(peak_stash_size_, static_cast<uint32_t>(stash_.size()));
+      history_.peak_stash_size = std::max(history_.peak_stash_size,
+                                          static_cast<uint32_t>(stash_.size()));
       return true;
     }
     // Undo in reverse order: each step put `inserted` where `evicted` was.
@@ -908,14 +1105,11 @@ class CuckooFilter {
   CuckooFilterOptions options_;
   GrowableHashing hashing_;
   BucketTable table_;
-  const Operations* operations_;
+  const Dispatch* dispatch_;
   std::vector<StashEntry> stash_;
-  uint64_t num_items_ = 0;
-  uint64_t num_deleted_ = 0;
-  uint64_t rng_state_;
-  uint64_t total_kicks_ = 0;
-  uint64_t failed_inserts_ = 0;
-  uint32_t peak_stash_size_ = 0;
+  CuckooFilterHistory history_;
+  // The walk's log, for its undo; kept between walks, so that a walk
+  // allocates nothing once the longest one has been seen.
   std::vector<KickStep> walk_log_;
 };
 

@@ -148,9 +148,8 @@ class CuckooFilterLoader {
         byte_io::Load<uint64_t>(checksum_.data())) {
       return fail("checksum mismatch: the buffer is corrupt");
     }
-    std::string why = ValidateContents();
-    if (!why.empty()) return fail(why);
-    return std::move(filter_);
+    return CuckooFilter::Restore(options_, growths_, std::move(*table_),
+                                 std::move(stash_), history_, error);
   }
 
  private:
@@ -158,13 +157,13 @@ class CuckooFilterLoader {
     uint64_t loaded;
     size_t head_size;
     bool has_header;
-    bool has_filter;
+    bool has_table;
     XXH3_state_t hash_state;
   };
 
   Snapshot TakeSnapshot() const {
     Snapshot snapshot{
-        loaded_, head_.size(), expected_size_ != 0, filter_.has_value(), {}};
+        loaded_, head_.size(), expected_size_ != 0, table_.has_value(), {}};
     XXH3_copyState(&snapshot.hash_state, &hash_state_);
     return snapshot;
   }
@@ -173,7 +172,10 @@ class CuckooFilterLoader {
     loaded_ = snapshot.loaded;
     head_.resize(snapshot.head_size);
     if (!snapshot.has_header) expected_size_ = head_bytes_ = 0;
-    if (!snapshot.has_filter) filter_.reset();
+    if (!snapshot.has_table) {
+      table_.reset();
+      stash_.clear();
+    }
     XXH3_copyState(&hash_state_, &snapshot.hash_state);
   }
 
@@ -191,7 +193,7 @@ class CuckooFilterLoader {
         return false;
       }
       size_t taken = 0;
-      if (!filter_.has_value()) {
+      if (!table_.has_value()) {
         if (!TakeHead(data, size, &taken, why)) return false;
       } else if (loaded_ < expected_size_ - serialization::kChecksumBytes) {
         taken = TakeTable(data, size);
@@ -308,43 +310,20 @@ class CuckooFilterLoader {
     stash_size_ = byte_io::Load<uint32_t>(data + 24);
     peak_stash_size_ = byte_io::Load<uint32_t>(data + 28);
     options.seed = byte_io::Load<uint64_t>(data + 40);
-    const int moved_bits = static_cast<int>(growths_) * expansion_bits;
-    const uint32_t base_buckets = num_buckets_ >> moved_bits;
-    const std::string geometry_problem =
-        ValidateTableGeometry(options.layout, base_buckets);
-    if (!geometry_problem.empty()) {
-      *why = geometry_problem;
+    std::string problem =
+        CuckooFilter::GeometryProblem(options, num_buckets_, growths_);
+    if (!problem.empty()) {
+      *why = problem;
       return false;
     }
-    if ((uint64_t{base_buckets} << moved_bits) != num_buckets_) {
-      *why = "bucket count " + std::to_string(num_buckets_) +
-             " is not the base count " + std::to_string(base_buckets) +
-             " times 2^" + std::to_string(moved_bits);
+    // Bounds the buffer of the stash; CuckooFilter::Restore checks the rest.
+    if (stash_size_ > options.stash_capacity) {
+      *why = "stash size " + std::to_string(stash_size_) +
+             " exceeds the capacity " + std::to_string(options.stash_capacity);
       return false;
     }
-    const int reserve_bits = static_cast<int>(max_growths) * expansion_bits;
-    if ((uint64_t{base_buckets} << reserve_bits) > kMaxNumBuckets) {
-      *why = "bucket count " + std::to_string(base_buckets) + " grown " +
-             std::to_string(max_growths) + " times exceeds 2^32";
-      return false;
-    }
-    if (options.stash_capacity == 0 ||
-        options.stash_capacity > kMaxStashCapacity ||
-        stash_size_ > options.stash_capacity ||
-        peak_stash_size_ < stash_size_ ||
-        peak_stash_size_ > options.stash_capacity) {
-      *why = "stash size " + std::to_string(stash_size_) + " / peak " +
-             std::to_string(peak_stash_size_) + " / capacity " +
-             std::to_string(options.stash_capacity) + " out of range";
-      return false;
-    }
-    if (options.max_kicks > kMaxKicksLimit) {
-      *why = "max kicks " + std::to_string(options.max_kicks) + " exceeds " +
-             std::to_string(kMaxKicksLimit);
-      return false;
-    }
-    hashing_.emplace(base_buckets, options.layout.fingerprint_bits,
-                     reserve_bits, moved_bits);
+    hashing_.emplace(
+        CuckooFilter::HashingAfter(options, num_buckets_, growths_));
     const size_t header_bytes = version1 ? serialization::kVersion1HeaderBytes
                                          : serialization::kHeaderBytes;
     head_bytes_ = header_bytes + stash_size_ * serialization::kStashEntryBytes;
@@ -364,37 +343,37 @@ class CuckooFilterLoader {
   }
 
   bool ParseStash(std::string* why) {
-    CuckooFilter filter(*hashing_, options_);
     const uint8_t* data = head_.data();
     const bool version1 = byte_io::Load<uint16_t>(data + 4) == 1;
-    filter.rng_state_ = byte_io::Load<uint64_t>(data + 48);
-    filter.total_kicks_ = byte_io::Load<uint64_t>(data + 56);
-    filter.failed_inserts_ = byte_io::Load<uint64_t>(data + 64);
-    filter.num_deleted_ = version1 ? 0 : byte_io::Load<uint64_t>(data + 72);
-    filter.num_items_ = byte_io::Load<uint64_t>(data + 32);
-    filter.peak_stash_size_ = peak_stash_size_;
+    history_ = CuckooFilterHistory{};
+    history_.items = byte_io::Load<uint64_t>(data + 32);
+    history_.generator_state = byte_io::Load<uint64_t>(data + 48);
+    history_.total_kicks = byte_io::Load<uint64_t>(data + 56);
+    history_.failed_inserts = byte_io::Load<uint64_t>(data + 64);
+    history_.deleted = version1 ? 0 : byte_io::Load<uint64_t>(data + 72);
+    history_.peak_stash_size = peak_stash_size_;
     const uint8_t* cursor =
         data + (version1 ? serialization::kVersion1HeaderBytes
                          : serialization::kHeaderBytes);
+    std::vector<StashEntry> stash;
     for (uint32_t i = 0; i < stash_size_;
          ++i, cursor += serialization::kStashEntryBytes) {
-      CuckooFilter::StashEntry entry{byte_io::Load<uint32_t>(cursor),
-                                     byte_io::Load<uint32_t>(cursor + 4)};
-      if (entry.bucket >= num_buckets_ ||
-          entry.fingerprint > hashing_->max_fingerprint() ||
-          hashing_->KeyFingerprint(entry.fingerprint) == 0) {
+      const StashEntry entry{byte_io::Load<uint32_t>(cursor),
+                             byte_io::Load<uint32_t>(cursor + 4)};
+      if (!CuckooFilter::ValidStashEntry(*hashing_, entry)) {
         *why = "stash entry " + std::to_string(i) + " is out of range";
         return false;
       }
-      filter.stash_.push_back(entry);
+      stash.push_back(entry);
     }
-    filter_.emplace(std::move(filter));
+    stash_ = std::move(stash);
+    table_.emplace(CuckooFilter::SlotLayout(options_, *hashing_), num_buckets_);
     return true;
   }
 
   size_t TakeTable(const uint8_t* data, size_t size) {
     const uint64_t offset = loaded_ - head_bytes_;
-    std::vector<uint8_t>& bytes = filter_->table_.mutable_bytes();
+    std::vector<uint8_t>& bytes = table_->mutable_bytes();
     const size_t taken =
         static_cast<size_t>(std::min<uint64_t>(size, bytes.size() - offset));
     std::memcpy(bytes.data() + offset, data, taken);
@@ -412,47 +391,6 @@ class CuckooFilterLoader {
     return taken;
   }
 
-  // What only the whole table can tell.
-  std::string ValidateContents() const {
-    const CuckooFilter& filter = *filter_;
-    const std::vector<uint8_t>& bytes = filter.table_.bytes();
-    const size_t data_bytes = bytes.size() - kTablePaddingBytes;
-    for (size_t i = data_bytes; i < bytes.size(); ++i) {
-      if (bytes[i] != 0) return "nonzero table padding";
-    }
-    // Bits after the last bucket inside the last data byte must be zero too.
-    const uint64_t used_bits =
-        uint64_t{num_buckets_} * filter.table_.layout().BitsPerBucket();
-    if (used_bits % 8 != 0 && (bytes[data_bytes - 1] >> (used_bits % 8)) != 0) {
-      return "nonzero bits after the last bucket";
-    }
-    const BucketTableView& view = filter.table_.view();
-    uint64_t occupied = 0;
-    bool key_fingerprints_nonzero = true;
-    for (uint32_t bucket = 0; bucket < num_buckets_; ++bucket) {
-      if (!view.HasValidCode(bucket)) {
-        return "bucket " + std::to_string(bucket) +
-               " has an invalid semi-sort code";
-      }
-      occupied += static_cast<uint64_t>(view.Occupancy(bucket));
-      if (hashing_->reserve_bits() != 0) {
-        view.ForEachSlot(bucket, [&](int, uint32_t value) {
-          key_fingerprints_nonzero &=
-              value == 0 || hashing_->KeyFingerprint(value) != 0;
-        });
-      }
-    }
-    if (!key_fingerprints_nonzero) {
-      return "a slot holds growth bits with a key fingerprint of 0";
-    }
-    if (occupied + stash_size_ != filter.num_items_) {
-      return "item count " + std::to_string(filter.num_items_) +
-             " disagrees with the " + std::to_string(occupied + stash_size_) +
-             " stored fingerprints";
-    }
-    return "";
-  }
-
   uint64_t total_size_;
   std::vector<uint8_t> head_;
   size_t head_bytes_ = 0;  // header and stash, once the header is read
@@ -464,7 +402,11 @@ class CuckooFilterLoader {
   uint32_t stash_size_ = 0;
   uint32_t peak_stash_size_ = 0;
   std::optional<GrowableHashing> hashing_;
-  std::optional<CuckooFilter> filter_;
+  // Once the header and the stash are read: the table, filled as its bytes
+  // arrive, the stash and the history.
+  std::optional<BucketTable> table_;
+  std::vector<StashEntry> stash_;
+  CuckooFilterHistory history_;
   std::array<uint8_t, serialization::kChecksumBytes> checksum_{};
   XXH3_state_t hash_state_;
 };
@@ -495,7 +437,7 @@ class CuckooFilterDumper {
                                   std::to_string(max_payload_bytes) +
                                   " bytes is not in [1, 2^31]");
     }
-    const std::vector<uint8_t>& table = filter.table_.bytes();
+    const std::vector<uint8_t>& table = filter.table().bytes();
     XXH3_state_t state;
     XXH3_64bits_reset(&state);
     XXH3_64bits_update(&state, head_.data(), head_.size());
@@ -544,7 +486,7 @@ class CuckooFilterDumper {
 
   // Copies bytes [offset, offset + size) of the serialized filter.
   void CopyImage(uint64_t offset, size_t size, uint8_t* out) const {
-    const std::vector<uint8_t>& table = filter_.table_.bytes();
+    const std::vector<uint8_t>& table = filter_.table().bytes();
     const uint8_t* parts[3] = {head_.data(), table.data(), checksum_.data()};
     const uint64_t sizes[3] = {head_.size(), table.size(), checksum_.size()};
     uint64_t part_begin = 0;
@@ -577,8 +519,8 @@ inline std::vector<uint8_t> CuckooFilterDumper::HeadOf(
     const CuckooFilter& filter) {
   namespace s = serialization;
   std::vector<uint8_t> out(
-      s::kHeaderBytes + filter.stash_.size() * s::kStashEntryBytes, 0);
-  const int expansion_bits = CuckooFilter::ExpansionBits(filter.options_);
+      s::kHeaderBytes + filter.stash().size() * s::kStashEntryBytes, 0);
+  const int expansion_bits = CuckooFilter::ExpansionBits(filter.options());
   byte_io::Writer writer(out.data());
   writer.PutBytes(s::kMagic, sizeof(s::kMagic));
   writer.Put<uint16_t>(s::kFormatVersion);
@@ -586,23 +528,23 @@ inline std::vector<uint8_t> CuckooFilterDumper::HeadOf(
   writer.Put<uint8_t>(static_cast<uint8_t>(filter.layout().fingerprint_bits));
   writer.Put<uint8_t>(static_cast<uint8_t>(
       (filter.layout().semi_sorted ? s::kSemiSortedFlag : 0) |
-      static_cast<uint8_t>(filter.options_.hasher) << s::kHasherShift));
+      static_cast<uint8_t>(filter.options().hasher) << s::kHasherShift));
   writer.Put<uint8_t>(static_cast<uint8_t>(expansion_bits));
   writer.Put<uint8_t>(static_cast<uint8_t>(
-      expansion_bits == 0 ? 0 : filter.options_.max_growths));
+      expansion_bits == 0 ? 0 : filter.options().max_growths));
   writer.Put<uint8_t>(static_cast<uint8_t>(filter.Growths()));
   writer.Put<uint32_t>(filter.NumBuckets());
-  writer.Put<uint32_t>(filter.options_.max_kicks);
-  writer.Put<uint32_t>(filter.options_.stash_capacity);
-  writer.Put<uint32_t>(static_cast<uint32_t>(filter.stash_.size()));
-  writer.Put<uint32_t>(filter.peak_stash_size_);
-  writer.Put<uint64_t>(filter.num_items_);
-  writer.Put<uint64_t>(filter.options_.seed);
-  writer.Put<uint64_t>(filter.rng_state_);
-  writer.Put<uint64_t>(filter.total_kicks_);
-  writer.Put<uint64_t>(filter.failed_inserts_);
-  writer.Put<uint64_t>(filter.num_deleted_);
-  for (const CuckooFilter::StashEntry& entry : filter.stash_) {
+  writer.Put<uint32_t>(filter.options().max_kicks);
+  writer.Put<uint32_t>(filter.options().stash_capacity);
+  writer.Put<uint32_t>(static_cast<uint32_t>(filter.stash().size()));
+  writer.Put<uint32_t>(filter.history().peak_stash_size);
+  writer.Put<uint64_t>(filter.history().items);
+  writer.Put<uint64_t>(filter.options().seed);
+  writer.Put<uint64_t>(filter.history().generator_state);
+  writer.Put<uint64_t>(filter.history().total_kicks);
+  writer.Put<uint64_t>(filter.history().failed_inserts);
+  writer.Put<uint64_t>(filter.history().deleted);
+  for (const StashEntry& entry : filter.stash()) {
     writer.Put<uint32_t>(entry.bucket);
     writer.Put<uint32_t>(entry.fingerprint);
   }

@@ -20,8 +20,9 @@
 // predicted.
 //
 // It is the same filter underneath. filter() is a CuckooFilter, and the
-// operations are the CuckooFilter's own, instantiated for Bucket. So the
-// typed filter has the same insertion, stash and no-loss guarantee. Its
+// operations are CuckooFilter::Operations for Bucket's table, the ones a
+// CuckooFilter of that layout calls through its dispatch. So the typed
+// filter has the same insertion, stash and no-loss guarantee. Its
 // serialized bytes are those of a runtime filter of the same layout and
 // options that never grew, and each loads as the other. What it gives up
 // is growth: a growing filter's slots change width at every doubling, and a
@@ -124,13 +125,8 @@ class TypedCuckooFilter {
   template <typename Key>
   CUCKOO_ALWAYS_INLINE InsertResult Insert(const Key& key) {
     const uint64_t hash = Hasher()(key);
-    const InsertResult result =
-        power_of_two_
-            ? CuckooFilter::InsertWith<Table<true>, Fixed<true>>(filter_, hash)
-            : CuckooFilter::InsertWith<Table<false>, Fixed<false>>(filter_,
-                                                                   hash);
-    if (result != InsertResult::kOk) ++filter_.failed_inserts_;
-    return result;
+    return power_of_two_ ? Ops<true>::Insert(filter_, hash)
+                         : Ops<false>::Insert(filter_, hash);
   }
 
   // CuckooFilter::InsertIfAbsent, with its false-positive caveat.
@@ -143,21 +139,19 @@ class TypedCuckooFilter {
   template <typename Key>
   CUCKOO_ALWAYS_INLINE bool Contains(const Key& key) const {
     const uint64_t hash = Hasher()(key);
-    return power_of_two_
-               ? CuckooFilter::ContainsWith<Table<true>, Fixed<true>>(filter_,
-                                                                      hash)
-               : CuckooFilter::ContainsWith<Table<false>, Fixed<false>>(filter_,
-                                                                        hash);
+    return power_of_two_ ? Ops<true>::Contains(filter_, hash)
+                         : Ops<false>::Contains(filter_, hash);
   }
 
   // Contains of keys[0, count) into out[0, count): the keys of a chunk are
   // hashed and both their buckets prefetched before any is probed.
   template <typename Key>
   void ContainsBatch(const Key* keys, size_t count, bool* out) const {
+    auto hash_of = [keys](size_t i) { return Hasher()(keys[i]); };
     if (power_of_two_) {
-      ContainsBatchWith<true>(keys, count, out);
+      Ops<true>::ContainsEach(filter_, count, hash_of, out);
     } else {
-      ContainsBatchWith<false>(keys, count, out);
+      Ops<false>::ContainsEach(filter_, count, hash_of, out);
     }
   }
 
@@ -165,20 +159,16 @@ class TypedCuckooFilter {
   template <typename Key>
   bool Erase(const Key& key) {
     const uint64_t hash = Hasher()(key);
-    return power_of_two_ ? CuckooFilter::EraseWith<Table<true>, Fixed<true>>(
-                               filter_, hash)
-                         : CuckooFilter::EraseWith<Table<false>, Fixed<false>>(
-                               filter_, hash);
+    return power_of_two_ ? Ops<true>::Erase(filter_, hash)
+                         : Ops<false>::Erase(filter_, hash);
   }
 
   // Copies of the key's fingerprint in its two buckets and the stash.
   template <typename Key>
   uint32_t Count(const Key& key) const {
     const uint64_t hash = Hasher()(key);
-    return power_of_two_ ? CuckooFilter::CountWith<Table<true>, Fixed<true>>(
-                               filter_, hash)
-                         : CuckooFilter::CountWith<Table<false>, Fixed<false>>(
-                               filter_, hash);
+    return power_of_two_ ? Ops<true>::Count(filter_, hash)
+                         : Ops<false>::Count(filter_, hash);
   }
 
   // Adds every key of `other`, a filter of the same bucket count; as
@@ -203,7 +193,9 @@ class TypedCuckooFilter {
   template <bool kPowerOfTwo>
   using Table = CompiledTable<Bucket, kPowerOfTwo>;
   template <bool kPowerOfTwo>
-  using Fixed = CuckooFilter::FixedSize<Table<kPowerOfTwo>>;
+  using Ops =
+      CuckooFilter::Operations<Table<kPowerOfTwo>,
+                               CuckooFilter::FixedSize<Table<kPowerOfTwo>>>;
 
   static constexpr bool IsSemiSorted() {
     return std::is_same_v<Bucket,
@@ -224,22 +216,7 @@ class TypedCuckooFilter {
 
   explicit TypedCuckooFilter(CuckooFilter filter)
       : filter_(std::move(filter)),
-        power_of_two_(filter_.hashing_.base().power_of_two()) {}
-
-  template <bool kPowerOfTwo, typename Key>
-  void ContainsBatchWith(const Key* keys, size_t count, bool* out) const {
-    const BucketTableView& view = filter_.table_.view();
-    const CuckooHashing& hashing = filter_.hashing_.base();
-    LocatePrefetchProbe(
-        view, count,
-        [&](size_t i) {
-          return Table<kPowerOfTwo>::Locate(hashing, Hasher()(keys[i]));
-        },
-        [&](size_t i, const KeyPosition& position) {
-          out[i] = filter_.InStashOrTable(
-              Table<kPowerOfTwo>::Contains(view, position), position);
-        });
-  }
+        power_of_two_(filter_.hashing().base().power_of_two()) {}
 
   CuckooFilter filter_;
   bool power_of_two_;
