@@ -110,19 +110,7 @@ run_one() {
   run_arm64 --gtest_brief=1 --gtest_filter="$1" >"$logs/$(tr / _ <<<"$1").log" 2>&1
 }
 failed=0
-running=0
-for test in "${tests[@]}"; do
-  if ((running == 2)); then
-    wait -n || failed=1
-    running=$((running - 1))
-  fi
-  run_one "$test" &
-  running=$((running + 1))
-done
-while ((running > 0)); do
-  wait -n || failed=1
-  running=$((running - 1))
-done
+cuckoo_each_two_at_a_time run_one -- "${tests[@]}" || failed=1
 passed=$(grep -l '^\[  PASSED  \] 1 test\.$' "$logs"/*.log | wc -l)
 if [ "$failed" = 1 ] || [ "$passed" != "${#tests[@]}" ]; then
   for test_log in "$logs"/*.log; do

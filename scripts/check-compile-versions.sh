@@ -4,14 +4,15 @@
 # plugin's sources, the tests, the benchmarks and the examples against each
 # release's headers (public and internal), with the C++ standard that
 # release needs and with RocksDB's own -Woverloaded-virtual, warnings as
-# errors. Nothing is linked; scripts/test-rocksdb-versions.sh builds and
-# tests them for real.
+# errors, two sources at a time. Nothing is linked;
+# scripts/test-rocksdb-versions.sh builds and tests them for real.
 #
 # usage: scripts/check-compile-versions.sh [VERSION...]
 #   default: 9.10.0 9.11.2 10.10.1 (CI tests 7.8.3 and 11.8.1 in full)
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 versions=("$@")
 ((${#versions[@]})) || versions=(9.10.0 9.11.2 10.10.1)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
@@ -25,12 +26,10 @@ for version in "${versions[@]}"; do
   if [ "$(printf '%s\n' 10.7.0 "$version" | sort -V | head -n 1)" = 10.7.0 ]; then
     standard=c++20
   fi
-  for source in "${sources[@]}"; do
-    g++ -std="$standard" -fsyntax-only -Wall -Wextra -Werror -Wshadow \
-      -Woverloaded-virtual -fno-rtti -DROCKSDB_PLATFORM_POSIX \
-      -I"$tree" -I"$tree/include" -Iinclude \
-      -Iplugin -Ibench -Itests/plugin -Itests/format \
-      '-DCUCKOO_GOLDEN_DIR="tests/format/golden"' "$source"
-  done
+  cuckoo_each_two_at_a_time g++ -std="$standard" -fsyntax-only -Wall -Wextra \
+    -Werror -Wshadow -Woverloaded-virtual -fno-rtti -DROCKSDB_PLATFORM_POSIX \
+    -I"$tree" -I"$tree/include" -Iinclude \
+    -Iplugin -Ibench -Itests/plugin -Itests/format \
+    '-DCUCKOO_GOLDEN_DIR="tests/format/golden"' -- "${sources[@]}"
   echo "compiles against RocksDB $version ($standard): ${#sources[@]} sources"
 done

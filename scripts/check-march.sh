@@ -42,12 +42,16 @@ for march in "${marches[@]}"; do
   mkdir -p "$build"
   cuckoo_configure_and_build "$build" -DCMAKE_CXX_FLAGS="-march=$march" \
     2>"$build/build.log" || { cat "$build/build.log" >&2; exit 1; }
-  for level in -O2 -O3; do
+  # The two levels at once, one per core.
+  compile_with_rocksdb_flags() {  # LEVEL
+    local source
     for source in $sources; do
-      g++ "${rocksdb_flags[@]}" "$level" -march="$march" -I"$rocksdb_source" \
+      g++ "${rocksdb_flags[@]}" "$1" -march="$march" -I"$rocksdb_source" \
         -I"$rocksdb_source/include" -I"$repo_root/include" \
-        -I"$repo_root/plugin" -c "$repo_root/$source" -o "$build/in-tree-flags.o"
+        -I"$repo_root/plugin" -c "$repo_root/$source" \
+        -o "$build/in-tree-flags$1-$(basename "$source" .cc).o"
     done
-  done
+  }
+  cuckoo_each_two_at_a_time compile_with_rocksdb_flags -- -O2 -O3
   echo "check-march: -march=$march compiles warning-free (project; plugin with RocksDB's flags at -O2 and -O3)"
 done

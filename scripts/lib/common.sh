@@ -8,6 +8,33 @@
 
 cuckoo_repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
+# cuckoo_each_two_at_a_time COMMAND... -- ARGUMENT...: runs COMMAND...
+# ARGUMENT for each ARGUMENT, two at a time (the machines have two cores),
+# the next as soon as one ends; fails if any fails, after all have run. The
+# caller must have no other background jobs: it waits for any.
+cuckoo_each_two_at_a_time() {
+  local command=()
+  while [ "$1" != "--" ]; do
+    command+=("$1")
+    shift
+  done
+  shift
+  local running=0 argument status=0
+  for argument in "$@"; do
+    if ((running == 2)); then
+      wait -n || status=1
+      running=$((running - 1))
+    fi
+    "${command[@]}" "$argument" &
+    running=$((running + 1))
+  done
+  while ((running > 0)); do
+    wait -n || status=1
+    running=$((running - 1))
+  done
+  return "$status"
+}
+
 # cuckoo_install_packages WHO PACKAGE...: installs the Debian packages that
 # are missing when run as root; otherwise, if any is missing, prints the
 # apt-get line to run, prefixed with WHO, and exits 1.

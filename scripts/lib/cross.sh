@@ -2,7 +2,7 @@
 # Shared by the cross-architecture checks (sourced, not run): GoogleTest for
 # a target, and compiling a set of sources two at a time, as on the host.
 #
-# usage: source "$(dirname "${BASH_SOURCE[0]}")/lib/cross.sh"
+# usage: source "$(dirname "${BASH_SOURCE[0]}")/lib/cross.sh", after lib/common.sh
 
 # cuckoo_cross_gtest CXX AR WORK: gives WORK/gtest.a (GoogleTest and its
 # main, from the host's /usr/src/googletest) built with the cross compiler
@@ -37,15 +37,8 @@ cuckoo_compile_each() {
     shift
   done
   shift
-  local running=() source pid status=0
-  for source in "$@"; do
-    $cxx "${flags[@]}" -c "$source" -o "$work/$(basename "$source" .cc).o" &
-    running+=($!)
-    if ((${#running[@]} == 2)); then
-      wait "${running[0]}" || status=1
-      running=("${running[@]:1}")
-    fi
-  done
-  for pid in "${running[@]}"; do wait "$pid" || status=1; done
-  return "$status"
+  cuckoo_compile_into_work() {
+    $cxx "${flags[@]}" -c "$1" -o "$work/$(basename "$1" .cc).o"
+  }
+  cuckoo_each_two_at_a_time cuckoo_compile_into_work -- "$@"
 }
