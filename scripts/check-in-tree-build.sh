@@ -48,7 +48,8 @@ done
 
 # Downloads (once) and verifies the source tarball, then copies the tree.
 source_tree=$("$repo_root/scripts/fetch-rocksdb-source.sh" "$cache/source" --full ${1:-})
-work="$build_dir/in-tree"
+# A folder per compiler, so that the GCC and clang checks can run at once.
+work="$build_dir/in-tree${compilers[*]:+-clang}"
 rm -rf "$work"
 mkdir -p "$work"
 cp -a "$source_tree" "$work/"

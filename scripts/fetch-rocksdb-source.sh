@@ -208,6 +208,10 @@ root="$dest/$key"
 # extracted before the cache headers were needed is completed.
 marker="$root/.extracted-${full:+full}"
 [ -n "$full" ] || marker="$root/.extracted-with-cache"
+# One extraction at a time: two scripts may ask for the same tree at once
+# (CI runs the GCC and clang in-tree checks together).
+exec {extraction_lock}>"$root.lock"
+flock "$extraction_lock"
 if [ ! -f "$marker" ]; then
   log "extracting $(basename "$tarball")"
   # tar ends on SIGPIPE once head has its line.
@@ -228,6 +232,7 @@ if [ ! -f "$marker" ]; then
   ln -sfn "$top" "$root/tree"
   touch "$marker"
 fi
+flock -u "$extraction_lock"
 tree=$(cd "$root/tree" && pwd -P)
 [ -f "$tree/include/rocksdb/version.h" ] || die "$tarball holds no include/rocksdb/version.h"
 echo "$tree"
