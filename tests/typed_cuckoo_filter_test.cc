@@ -101,6 +101,69 @@ TEST(TypedCuckooFilterTest, IsTheRuntimeFilterOfItsLayoutAndHasher) {
         TypedCuckooFilter<PlainWordBucket<2, 8>, IntegerHasher>>(num_buckets);
     ExpectTypedIsRuntime<TypedCuckooFilter<PlainWordBucket<8, 8>>>(num_buckets);
   }
+  constexpr BucketCounts kPowerOfTwo = BucketCounts::kPowerOfTwo;
+  for (uint32_t num_buckets : {2u, 64u}) {
+    ExpectTypedIsRuntime<PlainCuckooFilter<8, Xxh3Hasher, kPowerOfTwo>>(
+        num_buckets);
+    ExpectTypedIsRuntime<PlainCuckooFilter<12, IntegerHasher, kPowerOfTwo>>(
+        num_buckets);
+    ExpectTypedIsRuntime<
+        SemiSortedCuckooFilter<13, IntegerHasher, kPowerOfTwo>>(num_buckets);
+    ExpectTypedIsRuntime<
+        TypedCuckooFilter<PlainWordBucket<2, 8>, IntegerHasher, kPowerOfTwo>>(
+        num_buckets);
+  }
+}
+
+// A filter of power-of-two bucket counts rounds a requested count up, and
+// reads the bytes of a filter of any even count that happens to have 2^k
+// buckets, and the other way round: the two kinds map keys alike.
+TEST(TypedCuckooFilterTest, PowerOfTwoBucketCountsRoundUpAndShareTheFormat) {
+  using AnyEven = PlainCuckooFilter<12, IntegerHasher>;
+  using PowerOfTwo =
+      PlainCuckooFilter<12, IntegerHasher, BucketCounts::kPowerOfTwo>;
+  EXPECT_EQ(AnyEven(70).NumBuckets(), 70u);
+  EXPECT_EQ(PowerOfTwo(70).NumBuckets(), 128u);
+  EXPECT_EQ(PowerOfTwo(1).NumBuckets(), 2u);
+  EXPECT_EQ(PowerOfTwo(256).NumBuckets(), 256u);
+  const uint32_t reserved = AnyEven::Reserve(10000).NumBuckets();
+  ASSERT_FALSE(CuckooHashing::IsPowerOfTwo(reserved)) << reserved;
+  const uint32_t rounded = PowerOfTwo::Reserve(10000).NumBuckets();
+  EXPECT_TRUE(CuckooHashing::IsPowerOfTwo(rounded)) << rounded;
+  EXPECT_GE(rounded, reserved);
+  EXPECT_LT(rounded, 2 * reserved);
+
+  std::string error;
+  AnyEven any_even(256);
+  PowerOfTwo power_of_two(256);
+  const std::vector<uint64_t> keys = HashStream(3).Take(900);
+  for (uint64_t key : keys) {
+    ASSERT_EQ(any_even.Insert(key), InsertResult::kOk);
+    ASSERT_EQ(power_of_two.Insert(key), InsertResult::kOk);
+  }
+  const std::vector<uint8_t> bytes = any_even.Serialize();
+  ASSERT_EQ(power_of_two.Serialize(), bytes);
+  std::optional<PowerOfTwo> as_power_of_two =
+      PowerOfTwo::Deserialize(bytes.data(), bytes.size(), &error);
+  ASSERT_TRUE(as_power_of_two.has_value()) << error;
+  std::optional<AnyEven> as_any_even =
+      AnyEven::Deserialize(bytes.data(), bytes.size(), &error);
+  ASSERT_TRUE(as_any_even.has_value()) << error;
+  for (uint64_t key : keys) {
+    ASSERT_TRUE(as_power_of_two->Contains(key)) << key;
+    ASSERT_TRUE(as_any_even->Contains(key)) << key;
+  }
+  for (size_t i = 0; i < keys.size(); i += 2) {
+    ASSERT_TRUE(as_power_of_two->Erase(keys[i])) << i;
+    ASSERT_TRUE(as_any_even->Erase(keys[i])) << i;
+  }
+  EXPECT_EQ(as_power_of_two->Serialize(), as_any_even->Serialize());
+
+  const std::vector<uint8_t> uneven = AnyEven(70).Serialize();
+  EXPECT_TRUE(AnyEven::Deserialize(uneven.data(), uneven.size(), &error))
+      << error;
+  EXPECT_FALSE(PowerOfTwo::Deserialize(uneven.data(), uneven.size(), &error));
+  EXPECT_NE(error.find("70 buckets"), std::string::npos) << error;
 }
 
 TEST(TypedCuckooFilterTest, ByteStringKeysHashAsTheRuntimeFiltersKeys) {

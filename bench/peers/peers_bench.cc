@@ -2,9 +2,11 @@
 // Runs the dynamic cuckoo filter side by side with three peer
 // implementations in one process, on the same keys, table size and load,
 // and prints one Markdown table of throughput ratios, ours / peer. Ours is
-// the typed filter (cuckoo::TypedCuckooFilter, its layout and hasher
-// compile-time parameters, as the peers' are), and in the rows marked
-// "runtime" the runtime-layout cuckoo::CuckooFilter given the same hashes.
+// the typed filter (cuckoo::TypedCuckooFilter, its layout, hasher and
+// power-of-two bucket count compile-time parameters, as the peers' are; in
+// the rows marked "any even" it takes any even bucket count), and in the
+// rows marked "runtime" the runtime-layout cuckoo::CuckooFilter given the
+// same hashes.
 // scripts/peers-bench.sh fetches the peers at pinned commits, outside the
 // repository, and builds this file with them; nothing of theirs is in the
 // repository.
@@ -13,7 +15,8 @@
 //   efficient/cuckoofilter (the paper's reference), with its own hash
 //     (TwoIndependentMultiplyShift): plain 4-slot buckets of 8, 12 and 16-bit
 //     fingerprints (its SingleTable), semi-sorted 13-bit (its PackedTable);
-//     plain 12 and semi-sorted 13 also against ours runtime;
+//     plain 12 also against ours typed for any even bucket count, and plain
+//     12 and semi-sorted 13 against ours runtime;
 //   the same with XXH3-64 of the key's 8 bytes on both sides (ours:
 //     cuckoo::HashKey; the reference gets a HashFamily calling it);
 //   FastFilter/fastfilter_cpp's cuckoo filter, with its own hash
@@ -227,6 +230,7 @@ class TypedFilter {
   TypedFilter(uint64_t num_buckets, const cuckoo::BucketLayout& layout)
       : filter_(num_buckets) {
     if (!(layout == Typed::Layout())) Fail("a typed filter of another layout");
+    if (filter_.NumBuckets() != num_buckets) Fail("a typed filter resized");
   }
 
   bool Insert(uint64_t key) {
@@ -243,15 +247,19 @@ class TypedFilter {
   Typed filter_;
 };
 
-template <int kFingerprintBits, typename Hasher = cuckoo::IntegerHasher>
-using OursPlain =
-    TypedFilter<cuckoo::PlainCuckooFilter<kFingerprintBits, Hasher>>;
+// The peers' tables have 2^k buckets, and so do ours, except in the "any
+// even" rows.
+constexpr cuckoo::BucketCounts kPowerOfTwo = cuckoo::BucketCounts::kPowerOfTwo;
+template <int kFingerprintBits, typename Hasher = cuckoo::IntegerHasher,
+          cuckoo::BucketCounts kBucketCounts = kPowerOfTwo>
+using OursPlain = TypedFilter<
+    cuckoo::PlainCuckooFilter<kFingerprintBits, Hasher, kBucketCounts>>;
 template <typename Hasher = cuckoo::IntegerHasher>
 using OursSemiSorted13 =
-    TypedFilter<cuckoo::SemiSortedCuckooFilter<13, Hasher>>;
+    TypedFilter<cuckoo::SemiSortedCuckooFilter<13, Hasher, kPowerOfTwo>>;
 using OursTwoSlots8 =
     TypedFilter<cuckoo::TypedCuckooFilter<cuckoo::PlainWordBucket<2, 8>,
-                                          cuckoo::IntegerHasher>>;
+                                          cuckoo::IntegerHasher, kPowerOfTwo>>;
 
 // The HashFamily of the reference in the XXH3 rows: XXH3-64 of the key's 8
 // bytes, the same function ours hashes with there.
@@ -786,6 +794,12 @@ void RunComparisons(const Run& run) {
           MakeOurs<OursSemiSorted13<>>(buckets, semi13),
           MakePeer<EfficientSemiSorted13>(slots));
 
+  Compare(
+      run, "efficient plain 12, own hash, ours any even",
+      MakeOurs<
+          OursPlain<12, cuckoo::IntegerHasher, cuckoo::BucketCounts::kAnyEven>>(
+          buckets, plain12),
+      MakePeer<EfficientPlain<12>>(slots));
   Compare(run, "efficient plain 12, own hash, ours runtime",
           MakeOurs<RuntimeInteger>(buckets, plain12),
           MakePeer<EfficientPlain<12>>(slots));
@@ -904,7 +918,9 @@ void PrintHeader(const Settings& settings) {
       "lowest to the highest of them. Mops/s: medians.\n"
       "- size: buckets of 4 slots; RedisBloom rows have as many slots in "
       "twice the buckets, of 2 slots\n"
-      "- ours: cuckoo::TypedCuckooFilter of the peer's layout, or in the "
+      "- ours: cuckoo::TypedCuckooFilter of the peer's layout for 2^k "
+      "buckets (BucketCounts::kPowerOfTwo, the peers' own constraint), in "
+      "the \"ours any even\" rows for any even bucket count, in the "
       "\"ours runtime\" rows cuckoo::CuckooFilter; it hashes with "
       "cuckoo::HashInteger, except in the \"XXH3 both\" "
       "rows (cuckoo::HashKey, XXH3-64 of the 8 key bytes, which the "

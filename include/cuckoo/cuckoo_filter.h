@@ -204,6 +204,13 @@ class CuckooFilter {
   // too large.
   static CuckooFilter Reserve(uint64_t capacity,
                               const CuckooFilterOptions& options = {}) {
+    return CuckooFilter(BucketsToReserve(capacity, options), options);
+  }
+
+  // The bucket count Reserve gives a filter for `capacity` items (before
+  // the constructor rounds it up to an even count). Throws as Reserve does.
+  static uint64_t BucketsToReserve(uint64_t capacity,
+                                   const CuckooFilterOptions& options) {
     CheckedOptions(options);
     if (capacity == 0) {
       throw std::invalid_argument("cuckoo filter: a capacity of 0 items");
@@ -217,7 +224,7 @@ class CuckooFilter {
                               std::to_string(capacity) +
                               " items needs more than 2^32 buckets");
     }
-    return CuckooFilter(static_cast<uint64_t>(buckets), options);
+    return static_cast<uint64_t>(buckets);
   }
 
   // A filter with the given contents, such as a loader has read
@@ -572,6 +579,9 @@ class CuckooFilter {
   template <typename Table, typename Mapping>
   class Operations {
    public:
+    using TableType = Table;
+    using MappingType = Mapping;
+
     CUCKOO_ALWAYS_INLINE static bool Contains(const CuckooFilter& filter,
                                               uint64_t hash) {
       return ContainsAt(filter, Locate(filter, hash));

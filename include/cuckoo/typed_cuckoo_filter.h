@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// The typed dynamic filter: a CuckooFilter whose bucket layout and key
-// hasher are template parameters, as in the paper's reference
-// implementation. It takes keys, not hashes. Its operations are compiled for
-// its layout, with nothing chosen at run time but the bucket count's
-// arithmetic.
+// The typed dynamic filter: a CuckooFilter whose bucket layout, key hasher
+// and kind of bucket count are template parameters, as in the paper's
+// reference implementation. It takes keys, not hashes. Its operations are
+// compiled for its layout, its hasher and its kind of bucket count, with
+// nothing chosen at run time.
 //
 // Design
 // ------
@@ -13,21 +13,22 @@
 // by itself. It does cost the overlap of consecutive lookups: the compiler
 // cannot interleave the next key's hashing and loads with this key's. And
 // the caller hashes the key first, out of line. A TypedCuckooFilter<Bucket,
-// Hasher> knows its type at compile time: the hash, the bucket arithmetic,
-// the probe of both buckets and the stash test inline into the caller's
-// loop as straight-line code. The only branch left is on whether the bucket
-// count is a power of two, which is the same for every call, so it is always
-// predicted.
+// Hasher, kBucketCounts> knows its type at compile time: the hash, the
+// bucket arithmetic, the probe of both buckets and the stash test inline
+// into the caller's loop as straight-line code, with no branch on the
+// filter's kind.
 //
-// It is the same filter underneath. filter() is a CuckooFilter, and the
-// operations are CuckooFilter::Operations for Bucket's table, the ones a
-// CuckooFilter of that layout calls through its dispatch. So the typed
-// filter has the same insertion, stash and no-loss guarantee. Its
-// serialized bytes are those of a runtime filter of the same layout and
-// options that never grew, and each loads as the other. What it gives up
-// is growth: a growing filter's slots change width at every doubling, and a
-// compile-time slot width cannot follow them. A filter that must grow is a
-// CuckooFilter.
+// That includes the bucket count's arithmetic, which kBucketCounts fixes.
+// With BucketCounts::kAnyEven (the default) the filter takes any even
+// bucket count, as a CuckooFilter does, and maps keys by multiply-shift
+// reductions. With BucketCounts::kPowerOfTwo it takes only 2^k buckets
+// (rounding a requested count up, as the paper's reference implementation
+// does) and maps keys with shifts and a mask. Both map a key of a 2^k-bucket
+// table to the same buckets (hashing.h, "Compiled forms"), so the choice is
+// of speed and memory, not of format: the two kinds read each other's
+// bytes. It is a type parameter rather than a branch in each call because a
+// branch, however well predicted, keeps values in registers for both paths
+// through the caller's loop, and the compiler spills some of them.
 //
 // Bucket is a compiled bucket codec of bucket_codec.h:
 // PlainWordBucket<b, f> (plain buckets of b f-bit slots that one 8-byte load
@@ -37,6 +38,7 @@
 // IntegerHasher (64-bit integers only; hashing.h, "Integer keys"). Any type
 // with a static kId and a call operator from a key to uint64_t works, if its
 // kId names the function it computes.
+// kBucketCounts is BucketCounts::kAnyEven or BucketCounts::kPowerOfTwo.
 #pragma once
 
 #include <cstdint>
@@ -54,10 +56,18 @@
 
 namespace cuckoo {
 
-template <typename Bucket, typename Hasher = Xxh3Hasher>
+// The bucket counts a typed filter takes (see "Design").
+enum class BucketCounts : uint8_t {
+  kAnyEven,     // any even count from 2 to kMaxNumBuckets
+  kPowerOfTwo,  // 2^k only; a requested count is rounded up
+};
+
+template <typename Bucket, typename Hasher = Xxh3Hasher,
+          BucketCounts kBucketCounts = BucketCounts::kAnyEven>
 class TypedCuckooFilter {
  public:
   using HasherType = Hasher;
+  static constexpr BucketCounts kCounts = kBucketCounts;
 
   // The layout that Bucket compiles.
   static BucketLayout Layout() {
@@ -65,25 +75,30 @@ class TypedCuckooFilter {
                         IsSemiSorted()};
   }
 
-  // A filter of num_buckets buckets (rounded up to an even count), with
-  // options' kick limit, stash and seed. Its layout and hasher are the
-  // type's, whatever options says. Throws as CuckooFilter's constructor
-  // does, and std::invalid_argument for an expansion: the typed filter does
-  // not grow.
+  // A filter of num_buckets buckets (rounded up to an even count, or with
+  // BucketCounts::kPowerOfTwo to a power of two), with options' kick limit,
+  // stash and seed. Its layout and hasher are the type's, whatever options
+  // says. Throws as CuckooFilter's constructor does, and
+  // std::invalid_argument for an expansion: the typed filter does not grow.
   explicit TypedCuckooFilter(uint64_t num_buckets,
                              const CuckooFilterOptions& options = {})
-      : TypedCuckooFilter(CuckooFilter(num_buckets, TypedOptions(options))) {}
+      : TypedCuckooFilter(
+            CuckooFilter(AllowedBuckets(num_buckets), TypedOptions(options))) {}
 
-  // RedisBloom's CF.RESERVE, as CuckooFilter::Reserve.
+  // RedisBloom's CF.RESERVE, as CuckooFilter::Reserve; with
+  // BucketCounts::kPowerOfTwo, its bucket count rounded up to a power of
+  // two, as RedisBloom's is.
   static TypedCuckooFilter Reserve(uint64_t capacity,
                                    const CuckooFilterOptions& options = {}) {
-    return TypedCuckooFilter(
-        CuckooFilter::Reserve(capacity, TypedOptions(options)));
+    const CuckooFilterOptions typed = TypedOptions(options);
+    return TypedCuckooFilter(CuckooFilter(
+        AllowedBuckets(CuckooFilter::BucketsToReserve(capacity, typed)),
+        typed));
   }
 
-  // Adopts a runtime filter of this type's layout and hasher that cannot
-  // grow, such as one a CuckooFilterChunkLoader has rebuilt. nullopt, with
-  // *error set, for any other filter.
+  // Adopts a runtime filter of this type's layout, hasher and bucket
+  // counts that cannot grow, such as one a CuckooFilterChunkLoader has
+  // rebuilt. nullopt, with *error set, for any other filter.
   static std::optional<TypedCuckooFilter> FromFilter(CuckooFilter filter,
                                                      std::string* error) {
     std::string why;
@@ -95,6 +110,9 @@ class TypedCuckooFilter {
       why = std::string("the filter was filled with the ") +
             KeyHasherName(filter.options().hasher) + " key hasher, not the " +
             KeyHasherName(Hasher::kId) + " one";
+    } else if (kPowerOfTwo && !filter.hashing().base().power_of_two()) {
+      why = "the filter has " + std::to_string(filter.NumBuckets()) +
+            " buckets, and the type takes only a power of two";
     }
     if (!why.empty()) {
       if (error != nullptr) *error = "typed cuckoo filter: " + why;
@@ -104,7 +122,7 @@ class TypedCuckooFilter {
   }
 
   // Reads SerializeCuckooFilter's bytes (Serialize()'s, or a runtime
-  // filter's of this layout and hasher that never grew).
+  // filter's of this layout, hasher and bucket counts that never grew).
   static std::optional<TypedCuckooFilter> Deserialize(const uint8_t* data,
                                                       size_t size,
                                                       std::string* error) {
@@ -124,9 +142,7 @@ class TypedCuckooFilter {
 
   template <typename Key>
   CUCKOO_ALWAYS_INLINE InsertResult Insert(const Key& key) {
-    const uint64_t hash = Hasher()(key);
-    return power_of_two_ ? Ops<true>::Insert(filter_, hash)
-                         : Ops<false>::Insert(filter_, hash);
+    return Ops::Insert(filter_, Hasher()(key));
   }
 
   // CuckooFilter::InsertIfAbsent, with its false-positive caveat.
@@ -138,37 +154,27 @@ class TypedCuckooFilter {
 
   template <typename Key>
   CUCKOO_ALWAYS_INLINE bool Contains(const Key& key) const {
-    const uint64_t hash = Hasher()(key);
-    return power_of_two_ ? Ops<true>::Contains(filter_, hash)
-                         : Ops<false>::Contains(filter_, hash);
+    return Ops::Contains(filter_, Hasher()(key));
   }
 
   // Contains of keys[0, count) into out[0, count): the keys of a chunk are
   // hashed and both their buckets prefetched before any is probed.
   template <typename Key>
   void ContainsBatch(const Key* keys, size_t count, bool* out) const {
-    auto hash_of = [keys](size_t i) { return Hasher()(keys[i]); };
-    if (power_of_two_) {
-      Ops<true>::ContainsEach(filter_, count, hash_of, out);
-    } else {
-      Ops<false>::ContainsEach(filter_, count, hash_of, out);
-    }
+    Ops::ContainsEach(
+        filter_, count, [keys](size_t i) { return Hasher()(keys[i]); }, out);
   }
 
   // Removes one copy. Returns false when no copy was found.
   template <typename Key>
   bool Erase(const Key& key) {
-    const uint64_t hash = Hasher()(key);
-    return power_of_two_ ? Ops<true>::Erase(filter_, hash)
-                         : Ops<false>::Erase(filter_, hash);
+    return Ops::Erase(filter_, Hasher()(key));
   }
 
   // Copies of the key's fingerprint in its two buckets and the stash.
   template <typename Key>
   uint32_t Count(const Key& key) const {
-    const uint64_t hash = Hasher()(key);
-    return power_of_two_ ? Ops<true>::Count(filter_, hash)
-                         : Ops<false>::Count(filter_, hash);
+    return Ops::Count(filter_, Hasher()(key));
   }
 
   // Adds every key of `other`, a filter of the same bucket count; as
@@ -190,16 +196,24 @@ class TypedCuckooFilter {
   CuckooFilterStats Stats() const { return filter_.Stats(); }
 
  private:
-  template <bool kPowerOfTwo>
+  static constexpr bool kPowerOfTwo =
+      kBucketCounts == BucketCounts::kPowerOfTwo;
   using Table = CompiledTable<Bucket, kPowerOfTwo>;
-  template <bool kPowerOfTwo>
-  using Ops =
-      CuckooFilter::Operations<Table<kPowerOfTwo>,
-                               CuckooFilter::FixedSize<Table<kPowerOfTwo>>>;
+  using Ops = CuckooFilter::Operations<Table, CuckooFilter::FixedSize<Table>>;
 
   static constexpr bool IsSemiSorted() {
     return std::is_same_v<Bucket,
                           SemiSortedWordBucket<Bucket::kFingerprintBits>>;
+  }
+
+  // num_buckets, or with kPowerOfTwo the least power of two at least that
+  // large. A count past kMaxNumBuckets passes as it is, for the filter's
+  // constructor to refuse.
+  static uint64_t AllowedBuckets(uint64_t num_buckets) {
+    if (!kPowerOfTwo || num_buckets > kMaxNumBuckets) return num_buckets;
+    uint64_t power = 2;
+    while (power < num_buckets) power *= 2;
+    return power;
   }
 
   static CuckooFilterOptions TypedOptions(const CuckooFilterOptions& options) {
@@ -215,21 +229,23 @@ class TypedCuckooFilter {
   }
 
   explicit TypedCuckooFilter(CuckooFilter filter)
-      : filter_(std::move(filter)),
-        power_of_two_(filter_.hashing().base().power_of_two()) {}
+      : filter_(std::move(filter)) {}
 
   CuckooFilter filter_;
-  bool power_of_two_;
 };
 
 // The common layouts: plain buckets of 4 slots (8, 12 and 16 bits are the
 // usual choices), and semi-sorted buckets of 4 (13 bits is the paper's
 // choice: the false-positive rate of 13-bit fingerprints in 12 bits a slot).
-template <int kFingerprintBits, typename Hasher = Xxh3Hasher>
+template <int kFingerprintBits, typename Hasher = Xxh3Hasher,
+          BucketCounts kBucketCounts = BucketCounts::kAnyEven>
 using PlainCuckooFilter =
-    TypedCuckooFilter<PlainWordBucket<4, kFingerprintBits>, Hasher>;
-template <int kFingerprintBits, typename Hasher = Xxh3Hasher>
+    TypedCuckooFilter<PlainWordBucket<4, kFingerprintBits>, Hasher,
+                      kBucketCounts>;
+template <int kFingerprintBits, typename Hasher = Xxh3Hasher,
+          BucketCounts kBucketCounts = BucketCounts::kAnyEven>
 using SemiSortedCuckooFilter =
-    TypedCuckooFilter<SemiSortedWordBucket<kFingerprintBits>, Hasher>;
+    TypedCuckooFilter<SemiSortedWordBucket<kFingerprintBits>, Hasher,
+                      kBucketCounts>;
 
 }  // namespace cuckoo
