@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -108,16 +110,16 @@ TEST(ConcurrentCuckooFilterTest, AnInsertedKeyIsFoundByEveryLaterLookup) {
 
 // More reader threads than the filter has reader slots, so that threads
 // share slots, half of them reading in batches, while writers insert (the
-// shards growing) and erase: every key whose Insert had returned is found,
-// singly and in batches. A writer must wait for every reader inside its
-// slots, whichever thread of a slot entered first, and a batch must not read
-// a shard whose writer is inside. The writers start once every reader has,
-// and go on inserting and erasing extra keys until both kinds of reader have
-// made enough checks while a writer was writing (for at most 20 s), so that
-// the overlap does not depend on how the threads are scheduled.
-TEST(ConcurrentCuckooFilterTest,
-     SharedSlotsAndBatchedReadersSeeEveryInsertedKey) {
-  ConcurrentCuckooFilter filter(64, GrowingOptions(), 4);
+// shards growing, if they can) and erase: every key whose Insert had
+// returned is found, singly and in batches. A writer must wait for every
+// reader inside its slots, whichever thread of a slot entered first, and a
+// batch must not read a shard whose writer is inside. The writers start once
+// every reader has, and go on inserting and erasing extra keys until both
+// kinds of reader have made enough checks while a writer was writing (for
+// at most 20 s), so that the overlap does not depend on how the threads are
+// scheduled.
+void ExpectReadersInSharedSlotsAndBatchesSeeEveryInsertedKey(
+    ConcurrentCuckooFilter& filter) {
   constexpr int kWriters = 2;
   constexpr int kReaders = 40;  // the filter has 32 reader slots
   constexpr int kKeysPerWriter = 20000;
@@ -197,8 +199,24 @@ TEST(ConcurrentCuckooFilterTest,
   EXPECT_FALSE(wrong) << "a key whose Insert had returned was not found";
   EXPECT_GE(batched_checks_during_writes.load(), kOverlappingChecks);
   EXPECT_GE(single_checks_during_writes.load(), kOverlappingChecks);
-  EXPECT_GE(filter.Info().num_growths, 2u) << "the shards grew meanwhile";
   EXPECT_EQ(filter.Size(), uint64_t{kWriters} * kKeysPerWriter * 3 / 4);
+}
+
+TEST(ConcurrentCuckooFilterTest,
+     SharedSlotsAndBatchedReadersSeeEveryInsertedKey) {
+  ConcurrentCuckooFilter filter(64, GrowingOptions(), 4);
+  ExpectReadersInSharedSlotsAndBatchesSeeEveryInsertedKey(filter);
+  EXPECT_GE(filter.Info().num_growths, 2u) << "the shards grew meanwhile";
+}
+
+// The same with shards that do not grow, which batches probe directly
+// (through each shard's probe record) while writers change them.
+TEST(ConcurrentCuckooFilterTest,
+     SharedSlotsAndDirectBatchesSeeEveryInsertedKey) {
+  CuckooFilterOptions options;
+  options.layout = BucketLayout{4, 12, false};
+  ConcurrentCuckooFilter filter(1u << 14, options, 4);
+  ExpectReadersInSharedSlotsAndBatchesSeeEveryInsertedKey(filter);
 }
 
 TEST(ConcurrentCuckooFilterTest, BatchesCountsAndIfAbsentAgreeWithSingleCalls) {
@@ -260,6 +278,53 @@ TEST(ConcurrentCuckooFilterTest, BatchedLookupsAnswerForShardsOfEveryType) {
     false_positives += i >= stored && out[i];
   }
   EXPECT_LT(false_positives, absent.size() / 10);
+}
+
+// Shards that do not grow are probed directly by a batch, which reads no
+// stash: a shard whose stash holds keys must be asked through its filter.
+// Short walks fill the stashes; every key whose Insert returned kOk is found
+// by the batch, before and after erases drain the stashes again, and after
+// the filter is saved and loaded.
+TEST(ConcurrentCuckooFilterTest, BatchedLookupsFindKeysInTheShardsStashes) {
+  CuckooFilterOptions options;
+  options.layout = BucketLayout{4, 12, false};
+  options.max_kicks = 2;
+  constexpr uint32_t kShards = 4;
+  ConcurrentCuckooFilter filter(kShards * 16, options, kShards);
+  HashStream stream(8);
+  std::vector<uint64_t> stored;
+  for (int full_shards = 0; full_shards < 2;) {
+    const uint64_t key = stream.Next();
+    if (filter.Insert(key) == InsertResult::kOk) {
+      stored.push_back(key);
+    } else {
+      ++full_shards;
+    }
+  }
+  auto expect_all_found = [&](const ConcurrentCuckooFilter& f,
+                              const std::vector<uint64_t>& keys) {
+    std::unique_ptr<bool[]> out(new bool[keys.size()]);
+    f.ContainsBatch(keys.data(), keys.size(), out.get());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_TRUE(out[i]) << "stored key " << i << " of " << keys.size();
+    }
+  };
+  expect_all_found(filter, stored);
+  const std::vector<uint8_t> bytes = filter.Serialize();
+  std::string error;
+  std::unique_ptr<ConcurrentCuckooFilter> loaded =
+      ConcurrentCuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
+  ASSERT_NE(loaded, nullptr) << error;
+  expect_all_found(*loaded, stored);
+  std::vector<uint64_t> kept;
+  for (size_t i = 0; i < stored.size(); ++i) {
+    if (i % 3 == 0) {
+      ASSERT_TRUE(filter.Erase(stored[i])) << i;
+    } else {
+      kept.push_back(stored[i]);
+    }
+  }
+  expect_all_found(filter, kept);
 }
 
 TEST(ConcurrentCuckooFilterTest, SerializesEveryShardAndRejectsDamage) {

@@ -27,6 +27,14 @@
 //     read-mostly lines. The two read-modify-writes of a lookup are full
 //     barriers on x86 and cost a single lookup its overlap with the next
 //     one; ContainsBatch pays them once per kProbeChunk (32) keys.
+//   * A batched lookup spends little on each key's shard: the shards made
+//     together share one mapping of keys to buckets, and each shard keeps,
+//     beside its writing flag, whether its keys map by that shared mapping
+//     with nothing in its stash, and where its table's bytes are (its
+//     writer updates both before lowering the flag). For such a shard the
+//     batch locates the key with the shared mapping and probes the bytes,
+//     reading nothing else of the shard; for any other it asks the shard's
+//     filter.
 //
 // Memory ordering
 // ---------------
@@ -34,13 +42,13 @@
 // slot s:
 //   R1  R: s.inside.fetch_add(1, seq_cst)         enter
 //   R2  R: shard.writing.load(seq_cst)            false: go on; true: R4, R5
-//   R3  R: reads the shard's filter (plain reads)
+//   R3  R: reads the shard's filter and probe record (plain reads)
 //   R4  R: s.inside.fetch_sub(1, release)         leave
 //   R5  R: shard.writing.load(acquire) until false, then again from R1
 //   W1  W: locks shard.mutex (writers of a shard one at a time)
 //   W2  W: shard.writing.store(true, seq_cst)
 //   W3  W: s.inside.load(seq_cst), for each slot, until it reads 0
-//   W4  W: writes the shard's filter (plain writes)
+//   W4  W: writes the shard's filter, then its probe record (plain writes)
 //   W5  W: shard.writing.store(false, release); unlocks the mutex
 // Claim: R3 never overlaps W4; each happens before the other. R1, R2, W2
 // and W3 are seq_cst, so they take places in one total order S consistent
@@ -109,7 +117,7 @@ class ConcurrentCuckooFilter {
       shard_options.seed = options.seed + i;
       shards_[i].filter.emplace(per_shard, shard_options);
     }
-    batch_lookup_ = ChooseBatchLookup(*shards_[0].filter);
+    ChooseBatchLookup();
   }
 
   InsertResult Insert(uint64_t hash) {
@@ -252,7 +260,7 @@ class ConcurrentCuckooFilter {
       at += static_cast<size_t>(length);
     }
     if (at != end) return fail("bytes after the last shard");
-    filter->batch_lookup_ = ChooseBatchLookup(*filter->shards_[0].filter);
+    filter->ChooseBatchLookup();
     return filter;
   }
 
@@ -263,6 +271,11 @@ class ConcurrentCuckooFilter {
 
   struct alignas(64) Shard {
     std::atomic<bool> writing{false};
+    // The probe record, on the flag's cache line: whether a batch may probe
+    // this shard directly (ProbesDirectly), and its table's bytes. Written
+    // with the filter and read as it is (W4 and R3 of "Memory ordering").
+    bool direct_probe = false;
+    const uint8_t* table_bytes = nullptr;
     std::mutex mutex;  // held by the shard's writer
     std::optional<CuckooFilter> filter;
   };
@@ -276,49 +289,114 @@ class ConcurrentCuckooFilter {
   using BatchLookup = void (*)(const ConcurrentCuckooFilter&, const uint64_t*,
                                size_t, bool*);
 
-  // ContainsBatchWith for the Operations of `shard`'s table type, which
-  // every shard has until one grows.
-  static BatchLookup ChooseBatchLookup(const CuckooFilter& shard) {
-    BatchLookup lookup = nullptr;
-    shard.VisitOperations(
-        [&lookup](auto ops) { lookup = &ContainsBatchWith<decltype(ops)>; });
-    return lookup;
+  // Chooses ContainsBatchWith for the Operations of shard 0's table type,
+  // which every shard has until one grows, with shard 0's mapping as the
+  // shared one, and sets every shard's probe record. For a filter not yet
+  // shared with other threads.
+  void ChooseBatchLookup() {
+    const CuckooFilter& first = *shards_[0].filter;
+    first.VisitOperations([this](auto ops) {
+      using Ops = decltype(ops);
+      batch_lookup_ = &ContainsBatchWith<Ops>;
+      probes_directly_ = &ProbesDirectly<Ops>;
+    });
+    shared_mapping_ = first.hashing().base();
+    for (Shard& shard : shards_) UpdateProbeRecord(shard);
+  }
+
+  // Whether a batch compiled for Ops can locate keys with one mapping for
+  // every shard and probe a table from its bytes alone: Ops maps keys with
+  // a fixed size, and its codec is compiled.
+  template <typename Ops>
+  static constexpr bool kSharedMapping =
+      std::is_same_v<typename Ops::MappingType,
+                     CuckooFilter::FixedSize<typename Ops::TableType>> &&
+      !std::is_same_v<typename Ops::TableType::BucketType, AnyBucketCodec>;
+
+  // Whether a batch compiled for Ops may probe `filter` directly: it has
+  // Ops's table type and the shared mapping (a fixed-size mapping is its
+  // bucket count), and its stash, which a direct probe does not read, is
+  // empty.
+  template <typename Ops>
+  static bool ProbesDirectly(const CuckooFilter& filter,
+                             const CuckooHashing& shared) {
+    if constexpr (kSharedMapping<Ops>) {
+      return filter.Uses<Ops>() && filter.stash().empty() &&
+             filter.hashing().base().num_buckets() == shared.num_buckets();
+    } else {
+      return false;
+    }
+  }
+
+  void UpdateProbeRecord(Shard& shard) const {
+    shard.direct_probe = probes_directly_(*shard.filter, shared_mapping_);
+    shard.table_bytes = shard.filter->table().view().data();
   }
 
   // ContainsBatch, with the operations of the shards that use Ops compiled
-  // into the loops; a key of another shard (one that grew alone) gets that
-  // shard's Contains. Every read of a shard's filter, in either loop,
-  // follows a false read of its writing flag within one announcement (R1 to
-  // R4 of "Memory ordering").
+  // into the loops. A shard whose record allows it is probed directly; a
+  // key of another shard that uses Ops goes through that shard's filter,
+  // and a key of a shard of another type (one that grew alone) gets that
+  // shard's Contains. Every read of a shard's filter or record, in any of
+  // the loops, follows a false read of its writing flag within one
+  // announcement (R1 to R4 of "Memory ordering").
   template <typename Ops>
   static void ContainsBatchWith(const ConcurrentCuckooFilter& self,
                                 const uint64_t* hashes, size_t count,
                                 bool* out) {
     static_assert(kProbeChunk < 64);
+    using Table = typename Ops::TableType;
     ReaderSlot& slot = self.MySlot();
+    // Copies that stay in registers across the flags' seq_cst loads; both
+    // are fixed when the filter is made.
+    const CuckooHashing shared = self.shared_mapping_;
+    const Shard* const shards = self.shards_.data();
+    const uint32_t num_shards = self.NumShards();
     const CuckooFilter* filters[kProbeChunk];
+    const uint8_t* tables[kProbeChunk];
     KeyPosition positions[kProbeChunk];
     for (size_t begin = 0; begin < count; begin += kProbeChunk) {
       const size_t n = std::min(kProbeChunk, count - begin);
       uint64_t pending = (uint64_t{1} << n) - 1;
       for (int spins = 0; pending != 0; Pause(&spins)) {
         slot.inside.fetch_add(1, std::memory_order_seq_cst);
+        uint64_t direct = 0;
         uint64_t located = 0;
-        for (uint64_t left = pending; left != 0; left &= left - 1) {
-          const size_t k = static_cast<size_t>(__builtin_ctzll(left));
+        // Plain loops over the chunk, rather than over the bits that are
+        // set: almost always every bit is, and each key's work then
+        // depends on no other key's.
+        for (size_t k = 0; k < n; ++k) {
+          const uint64_t bit = uint64_t{1} << k;
+          if ((pending & bit) == 0) continue;
           const uint64_t hash = hashes[begin + k];
-          const Shard& shard = self.ShardOf(hash);
+          const Shard& shard = shards[ShardIndex(hash, num_shards)];
           if (shard.writing.load(std::memory_order_seq_cst)) continue;
+          pending &= ~bit;
+          if constexpr (kSharedMapping<Ops>) {
+            if (shard.direct_probe) {
+              tables[k] = shard.table_bytes;
+              positions[k] = Table::Locate(shared, hash);
+              Table::PrefetchInBytes(tables[k], positions[k]);
+              direct |= bit;
+              continue;
+            }
+          }
           const CuckooFilter& filter = *shard.filter;
           if (filter.Uses<Ops>()) {
             filters[k] = &filter;
             positions[k] = Ops::Locate(filter, hash);
             filter.table().view().Prefetch(positions[k]);
-            located |= uint64_t{1} << k;
+            located |= bit;
           } else {
             out[begin + k] = filter.Contains(hash);
           }
-          pending &= ~(uint64_t{1} << k);
+        }
+        if constexpr (kSharedMapping<Ops>) {
+          for (size_t k = 0; k < n; ++k) {
+            if ((direct >> k) & 1) {
+              out[begin + k] = Table::ContainsInBytes(tables[k], positions[k]);
+            }
+          }
         }
         for (; located != 0; located &= located - 1) {
           const size_t k = static_cast<size_t>(__builtin_ctzll(located));
@@ -351,10 +429,12 @@ class ConcurrentCuckooFilter {
   // bucket and fingerprint come from the hash's high bits of each half and
   // its growth bits from the top of another mix, so this takes the high
   // bits of a third, independent mix.
-  const Shard& ShardOf(uint64_t hash) const {
+  static uint32_t ShardIndex(uint64_t hash, uint32_t num_shards) {
     const uint64_t mixed = (hash ^ (hash >> 33)) * 0xFF51AFD7ED558CCDull;
-    return shards_[FastRange32(static_cast<uint32_t>(mixed >> 32),
-                               static_cast<uint32_t>(shards_.size()))];
+    return FastRange32(static_cast<uint32_t>(mixed >> 32), num_shards);
+  }
+  const Shard& ShardOf(uint64_t hash) const {
+    return shards_[ShardIndex(hash, NumShards())];
   }
   Shard& ShardOf(uint64_t hash) {
     return const_cast<Shard&>(std::as_const(*this).ShardOf(hash));
@@ -406,17 +486,27 @@ class ConcurrentCuckooFilter {
         Pause(&spins);
       }
     }
+    // Whatever op did, even if it threw, the record is brought up to date
+    // before the flag is lowered.
     struct Lower {
+      const ConcurrentCuckooFilter& self;
       Shard& shard;
-      ~Lower() { shard.writing.store(false, std::memory_order_release); }
-    } lower{shard};
+      ~Lower() {
+        self.UpdateProbeRecord(shard);
+        shard.writing.store(false, std::memory_order_release);
+      }
+    } lower{*this, shard};
     return op(*shard.filter);
   }
 
   std::vector<Shard> shards_;
   mutable ReaderSlot slots_[kReaderSlots];
-  // ContainsBatch's loops, compiled for the shards' table type.
+  // ContainsBatch's loops, compiled for the shards' table type, the test
+  // of a shard for its direct probe, and the mapping shared by the shards
+  // made together (ChooseBatchLookup).
   BatchLookup batch_lookup_ = nullptr;
+  bool (*probes_directly_)(const CuckooFilter&, const CuckooHashing&) = nullptr;
+  CuckooHashing shared_mapping_{2, kMinFingerprintBits};
 };
 
 }  // namespace cuckoo

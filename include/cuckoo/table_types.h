@@ -86,6 +86,24 @@ struct TableOver : Mapping {
             codec.MatchBits(table.data(), position.alternate,
                             position.fingerprint)) != 0;
   }
+  // Contains, and the prefetch of a key's two buckets, over the table's
+  // bytes alone: for a compiled codec, which needs nothing else of the
+  // table.
+  CUCKOO_ALWAYS_INLINE static bool ContainsInBytes(
+      const uint8_t* data, const KeyPosition& position) {
+    static_assert(!std::is_same_v<Codec, AnyBucketCodec>);
+    const Codec codec{};
+    return (codec.MatchBits(data, position.bucket, position.fingerprint) |
+            codec.MatchBits(data, position.alternate, position.fingerprint)) !=
+           0;
+  }
+  CUCKOO_ALWAYS_INLINE static void PrefetchInBytes(
+      const uint8_t* data, const KeyPosition& position) {
+    static_assert(!std::is_same_v<Codec, AnyBucketCodec>);
+    constexpr uint64_t kBits = static_cast<uint64_t>(Codec::bucket_bits());
+    __builtin_prefetch(data + ((position.bucket * kBits) >> 3));
+    __builtin_prefetch(data + ((position.alternate * kBits) >> 3));
+  }
   CUCKOO_ALWAYS_INLINE static int Count(const BucketTableView& table,
                                         uint32_t bucket, uint32_t fingerprint) {
     return CodecOf(table).Count(table.data(), bucket, fingerprint);
