@@ -67,7 +67,6 @@ template <typename Bucket, typename Hasher = Xxh3Hasher,
 class TypedCuckooFilter {
  public:
   using HasherType = Hasher;
-  static constexpr BucketCounts kCounts = kBucketCounts;
 
   // The layout that Bucket compiles.
   static BucketLayout Layout() {
