@@ -9,23 +9,24 @@
 // Insertion and the stash
 // -----------------------
 // A new fingerprint goes to whichever of its two buckets has a free slot.
-// When both are full, a breadth-first search looks for the shortest chain of
-// moves that frees a slot in one of them (as libcuckoo does): the nodes are
-// buckets, the two roots are the new key's, and a bucket's children are the
-// other buckets of the fingerprints it holds. The first bucket found with a
-// free slot ends the search, and the moves run from that end back to the
-// root, each one into a slot the previous move freed, so no fingerprint is
-// ever out of the table, and nothing has to be undone. A random walk's steps
-// each wait for the bucket the previous step chose, and at 90-95% load it
-// takes tens of them. The search reads about as many buckets there (most
-// buckets are full), but the buckets of a level are known before any of
-// them is read, so their loads overlap (the search prefetches the next
-// kPathPrefetchDistance), and the path it finds is the shortest, usually one
-// to three moves. At lower loads, where a walk usually ends after its first
-// step, the search costs a little more than the walk: it computes and
-// prefetches a whole level of buckets where the walk reads one. The search
-// is bounded: kPathSearchNodes buckets, and paths of at most
-// kPathSearchDepth moves and max_kicks.
+// When both are full, a breadth-first search (path_search.h, shared with the
+// static builder) looks for the shortest chain of moves that frees a slot in
+// one of them (as libcuckoo does): the nodes are buckets, the two roots are
+// the new key's, and a bucket's children are the other buckets of the
+// fingerprints it holds. The first bucket found with a free slot ends the
+// search, and the moves run from that end back to the root, each one into a
+// slot the previous move freed, so no fingerprint is ever out of the table,
+// and nothing has to be undone. A random walk's steps each wait for the
+// bucket the previous step chose, and at 90-95% load it takes tens of them.
+// The search reads about as many buckets there (most buckets are full), but
+// a bucket's children are known before any of them is read, so their loads
+// overlap, and the path it finds is the shortest, usually one to three
+// moves. At lower loads, where a walk usually ends after its first step, the
+// search costs a little more than the walk: it computes and prefetches all
+// of a bucket's children where the walk reads one. The search is bounded:
+// kPathSearchNodes queued buckets, and paths of at most kPathSearchDepth
+// moves and max_kicks. It marks no bucket (a mark per bucket would be
+// memory for the filter's whole life), so a bucket may be queued twice.
 //
 // When the search finds no path, the walk takes over: it evicts a fingerprint
 // chosen by a seeded generator, puts the homeless one in its place, and
@@ -99,6 +100,7 @@
 #include <vector>
 
 #include "cuckoo/hashing.h"
+#include "cuckoo/path_search.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo/table_types.h"
 
@@ -683,22 +685,8 @@ class CuckooFilter {
     uint32_t inserted;
     uint32_t evicted;
   };
-  // A bucket of the path search: reached from node `parent` (-1 for the new
-  // key's two buckets) by moving `moved`, a value in the parent's bucket, to
-  // its other bucket, `depth` moves from a root.
-  struct PathNode {
-    uint32_t bucket;
-    uint32_t moved;
-    int32_t parent;
-    uint32_t depth;
-  };
-  static constexpr int kPathSearchNodes = 256;
+  static constexpr uint32_t kPathSearchNodes = 256;
   static constexpr uint32_t kPathSearchDepth = 5;
-  // The search prefetches the buckets it will read next, at most this many
-  // ahead: prefetching every queued bucket would fill the core's miss
-  // buffers with buckets that are rarely read (most searches end early in
-  // the last level they reach), and the prefetches would stall.
-  static constexpr int kPathPrefetchDistance = 12;
 
   // The operations of one table type, as pointers, for the runtime choice.
   struct Dispatch {
@@ -971,77 +959,60 @@ class CuckooFilter {
     return count;
   }
 
+  // The table as the graph of the shortest-path search (path_search.h).
+  // Write replaces by value, since a semi-sorted Replace reorders its
+  // bucket.
+  template <typename Table, typename Mapping>
+  class PathGraph {
+   public:
+    explicit PathGraph(CuckooFilter& filter) : filter_(filter) {}
+
+    uint32_t slots() const {
+      return static_cast<uint32_t>(
+          Table::SlotsPerBucket(filter_.table_.view()));
+    }
+    CUCKOO_ALWAYS_INLINE void Prefetch(uint32_t bucket) {
+      filter_.table_.view().PrefetchBucket(bucket);
+    }
+    CUCKOO_ALWAYS_INLINE void Load(uint32_t bucket, uint32_t* values) {
+      Table::ReadBucket(filter_.table_.view(), bucket, values);
+    }
+    CUCKOO_ALWAYS_INLINE uint32_t AltBucket(uint32_t bucket, uint32_t value) {
+      return Mapping::AltBucket(filter_, bucket, value);
+    }
+    CUCKOO_ALWAYS_INLINE int Room(uint32_t bucket) {
+      return Table::HasEmptySlot(filter_.table_.view(), bucket) ? 0 : -1;
+    }
+    CUCKOO_ALWAYS_INLINE void Write(uint32_t bucket, int, uint32_t from,
+                                    uint32_t to) {
+      const bool replaced = Table::Replace(&filter_.table_, bucket, from, to);
+      assert(replaced);
+      static_cast<void>(replaced);
+    }
+
+   private:
+    CuckooFilter& filter_;
+  };
+
   // Stores `fingerprint`, whose buckets `bucket` and `alternate` are full,
   // by moving stored fingerprints along the shortest path the search finds
-  // (see "Insertion and the stash"); false, with the table unchanged, when it
-  // finds none.
+  // (see "Insertion and the stash"), from a root chosen at random; false,
+  // with the table unchanged, when it finds none.
   template <typename Table, typename Mapping>
   bool InsertAlongShortestPath(uint32_t bucket, uint32_t alternate,
                                uint32_t fingerprint) {
     const uint32_t max_depth = std::min(kPathSearchDepth, options_.max_kicks);
-    if (max_depth == 0) return false;
-    const BucketTableView& view = table_.view();
-    const int slots_per_bucket = Table::SlotsPerBucket(view);
-    std::array<PathNode, kPathSearchNodes> nodes;
     const bool alternate_first = (NextRandom() & 1) != 0;
-    nodes[0] = {alternate_first ? alternate : bucket, 0, -1, 0};
-    nodes[1] = {alternate_first ? bucket : alternate, 0, -1, 0};
-    int queued = 2;
-    for (int head = 0; head < queued; ++head) {
-      const PathNode node = nodes[head];
-      if (head + kPathPrefetchDistance < queued) {
-        view.PrefetchBucket(nodes[head + kPathPrefetchDistance].bucket);
-      }
-      uint32_t slots[Table::kSlots] = {};
-      Table::ReadBucket(view, node.bucket, slots);
-      if (node.depth > 0) {
-        bool has_free_slot = false;
-        for (int slot = 0; slot < slots_per_bucket; ++slot) {
-          has_free_slot |= slots[slot] == 0;
-        }
-        if (has_free_slot) {
-          MoveAlongPath<Table>(nodes.data(), head, fingerprint);
-          return true;
-        }
-      }
-      if (node.depth == max_depth) continue;
-      for (int slot = 0; slot < slots_per_bucket && queued < kPathSearchNodes;
-           ++slot) {
-        const uint32_t child =
-            Mapping::AltBucket(*this, node.bucket, slots[slot]);
-        if (queued <= head + kPathPrefetchDistance) view.PrefetchBucket(child);
-        nodes[queued++] = {child, slots[slot], head, node.depth + 1};
-      }
-    }
-    return false;
-  }
-
-  // Runs the moves of the path from the root to nodes[last], whose bucket
-  // has a free slot: from that end back, each bucket takes the value moved
-  // into it in the slot that the next move emptied, and the root takes
-  // `fingerprint`.
-  //
-  // Every Replace finds its value, because the path passes through no bucket
-  // twice: if it held bucket X at depths i < j, the nodes below X at depth j
-  // would also hang below X at depth i (the table does not change during the
-  // search, so X has the same children), and the search, which reads nodes
-  // in order of depth and queues them in that order until it stops queuing,
-  // would have read the copy of nodes[last] j - i levels higher first.
-  template <typename Table>
-  void MoveAlongPath(const PathNode* nodes, int last, uint32_t fingerprint) {
-    uint32_t emptied = 0;
-    int moves = 0;
-    for (int index = last; index >= 0; index = nodes[index].parent) {
-      const PathNode& node = nodes[index];
-      const uint32_t arriving = node.parent < 0 ? fingerprint : node.moved;
-      const bool replaced =
-          Table::Replace(&table_, node.bucket, emptied, arriving);
-      assert(replaced);
-      static_cast<void>(replaced);
-      emptied = node.moved;
-      moves += node.parent >= 0;
-    }
-    history_.total_kicks += static_cast<uint64_t>(moves);
+    PathGraph<Table, Mapping> graph(*this);
+    NoBucketMarks marks;
+    std::array<PathNode, kPathSearchNodes> nodes;
+    ShortestPathSearch<Table::kSlots, PathGraph<Table, Mapping>, NoBucketMarks>
+        search(graph, marks, nodes.data(), kPathSearchNodes, max_depth);
+    const PathSearchResult result =
+        search.Run(alternate_first ? alternate : bucket,
+                   alternate_first ? bucket : alternate, fingerprint);
+    history_.total_kicks += result.moves;
+    return result.found;
   }
 
   // Stores `fingerprint`, whose two buckets (`bucket` and its alternate)

@@ -17,9 +17,10 @@
 //    few positions ahead are prefetched, so the pass runs at memory
 //    parallelism rather than latency. At b = 4 this places about 96% of the
 //    keys at 90% load and 94% at 95% load.
-// 2. For the rest, breadth-first search from both buckets over "move this
-//    fingerprint to its other bucket" edges, each bucket visited at most once,
-//    until a bucket with a free slot is found; then shift the fingerprints
+// 2. For the rest, the dynamic filter's shortest-path search
+//    (path_search.h): breadth-first from both buckets over "move this
+//    fingerprint to its other bucket" edges, each bucket queued at most once,
+//    until a bucket with a free slot is found; then the fingerprints shift
 //    along the path, which frees a slot in one of the key's own buckets. The
 //    search is bounded; if it fails, the build restarts with ~1.6% more
 //    buckets. Nothing is random, so the same input gives the same table.
@@ -61,6 +62,7 @@
 #include <vector>
 
 #include "cuckoo/hashing.h"
+#include "cuckoo/path_search.h"
 #include "cuckoo/table_types.h"
 
 namespace cuckoo {
@@ -225,99 +227,47 @@ CUCKOO_ALWAYS_INLINE bool HoldsEither(Array& slots, const KeyPosition& key) {
          slots.Holds(key.alternate, key.fingerprint);
 }
 
-// Breadth-first search for a path of moves that frees a slot in one of the
-// key's buckets, then the moves and the placement. False if the bounded
-// search finds no free slot.
+// The work array as the graph of the shortest-path search (path_search.h):
+// a bucket's room is its fill, and a write sets a slot.
 template <typename Array, typename Table>
-class AugmentingPathSearch {
+class WorkArrayGraph {
  public:
-  static constexpr uint32_t kSlots = Array::kSlots;
+  WorkArrayGraph(const CuckooHashing& hashing, Array* slots)
+      : hashing_(hashing), slots_(*slots) {}
 
-  AugmentingPathSearch(const CuckooHashing& hashing, Array* slots)
-      : hashing_(hashing),
-        slots_(*slots),
-        visited_(hashing.num_buckets() / 64 + 1, 0) {}
-
-  bool Place(const KeyPosition& key, uint64_t* searched_nodes) {
-    for (const Node& node : queue_) ClearVisited(node.bucket);
-    queue_.clear();
-    Visit(key.bucket, -1, 0);
-    Visit(key.alternate, -1, 0);
-    for (size_t head = 0; head < queue_.size(); ++head) {
-      const uint32_t bucket = queue_[head].bucket;
-      uint32_t moving[kSlots];
-      slots_.Load(bucket, moving);
-      // The targets are independent cache misses: start them all at once.
-      uint32_t targets[kSlots];
-      for (uint32_t slot = 0; slot < kSlots; ++slot) {
-        targets[slot] = Table::AltBucket(hashing_, bucket, moving[slot]);
-        slots_.Prefetch(targets[slot]);
-        __builtin_prefetch(&visited_[targets[slot] / 64]);
-      }
-      for (uint32_t slot = 0; slot < kSlots; ++slot) {
-        const uint32_t target = targets[slot];
-        const uint32_t fill = slots_.Fill(target);
-        if (fill < kSlots) {
-          slots_.Set(target, fill, moving[slot]);
-          ShiftAlongPath(head, slot, key.fingerprint);
-          *searched_nodes += queue_.size();
-          return true;
-        }
-        if (queue_.size() < kMaxSearchNodes && !IsVisited(target)) {
-          Visit(target, static_cast<int32_t>(head), slot);
-        }
-      }
-    }
-    *searched_nodes += queue_.size();
-    return false;
+  static constexpr uint32_t slots() { return Array::kSlots; }
+  CUCKOO_ALWAYS_INLINE void Prefetch(uint32_t bucket) {
+    slots_.Prefetch(bucket);
   }
-
-  static constexpr size_t kMaxSearchNodes = 8192;
-
-  struct Node {
-    uint32_t bucket;
-    int16_t parent;  // index in queue_, -1 for the key's own buckets
-    uint8_t slot;    // slot of the parent bucket whose fingerprint moves here
-  };
-  static_assert(kMaxSearchNodes <= 32768 && kSlots <= 256);
+  CUCKOO_ALWAYS_INLINE void Load(uint32_t bucket, uint32_t* values) {
+    slots_.Load(bucket, values);
+  }
+  CUCKOO_ALWAYS_INLINE uint32_t AltBucket(uint32_t bucket, uint32_t value) {
+    return Table::AltBucket(hashing_, bucket, value);
+  }
+  CUCKOO_ALWAYS_INLINE int Room(uint32_t bucket) {
+    const uint32_t fill = slots_.Fill(bucket);
+    return fill < Array::kSlots ? static_cast<int>(fill) : -1;
+  }
+  CUCKOO_ALWAYS_INLINE void Write(uint32_t bucket, int slot, uint32_t,
+                                  uint32_t to) {
+    slots_.Set(bucket, static_cast<uint32_t>(slot), to);
+  }
 
  private:
-  void Visit(uint32_t bucket, int32_t parent, uint32_t slot) {
-    visited_[bucket / 64] |= uint64_t{1} << (bucket % 64);
-    queue_.push_back(
-        {bucket, static_cast<int16_t>(parent), static_cast<uint8_t>(slot)});
-  }
-  bool IsVisited(uint32_t bucket) const {
-    return (visited_[bucket / 64] >> (bucket % 64)) & 1;
-  }
-  void ClearVisited(uint32_t bucket) {
-    visited_[bucket / 64] &= ~(uint64_t{1} << (bucket % 64));
-  }
-
-  // The fingerprint in (queue_[node].bucket, slot) has just moved out; each
-  // fingerprint on the path to the root moves to its other bucket into the
-  // slot freed before it, and the new key takes the last freed slot.
-  void ShiftAlongPath(size_t node, uint32_t slot, uint32_t fingerprint) {
-    uint32_t free_bucket = queue_[node].bucket;
-    uint32_t free_slot = slot;
-    for (const Node* child = &queue_[node]; child->parent >= 0;) {
-      const Node& parent = queue_[static_cast<size_t>(child->parent)];
-      uint32_t parent_slots[kSlots];
-      slots_.Load(parent.bucket, parent_slots);
-      slots_.Set(free_bucket, free_slot, parent_slots[child->slot]);
-      free_bucket = parent.bucket;
-      free_slot = child->slot;
-      child = &parent;
-    }
-    slots_.Set(free_bucket, free_slot, fingerprint);
-  }
-
   const CuckooHashing& hashing_;
   Array& slots_;
-  std::vector<Node> queue_;
-  // One bit per bucket: set for the buckets in queue_, clear for the others.
-  std::vector<uint64_t> visited_;
 };
+
+// The search's bound on queued nodes: enough for paths through most of a
+// table near its load threshold, and a queue of 64 KiB.
+inline constexpr uint32_t kMaxSearchNodes = 8192;
+
+// The nodes a placement's search queues at most, in a table of
+// `num_buckets` buckets: each bucket at most once, and both roots.
+inline uint64_t SearchQueueNodes(uint64_t num_buckets) {
+  return std::min<uint64_t>(kMaxSearchNodes, num_buckets + 2);
+}
 
 // Places `hashes` into hashing.num_buckets() buckets of a work array: true,
 // with the array's storage in *placed and counts in *stats, or false when
@@ -398,7 +348,15 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
       located[count] = Table::Locate(hashing, hash);
       PrefetchBoth(slots, located[count++]);
     }
-    AugmentingPathSearch<Array, Table> search(hashing, &slots);
+    // Each bucket is queued at most once per search, and the search has no
+    // bound on depth: a table filled to near its threshold may need long
+    // paths, and a failure costs a rebuild.
+    WorkArrayGraph<Array, Table> graph(hashing, &slots);
+    BucketMarks marks(hashing.num_buckets());
+    std::vector<PathNode> nodes(SearchQueueNodes(hashing.num_buckets()));
+    ShortestPathSearch<Array::kSlots, WorkArrayGraph<Array, Table>, BucketMarks>
+        search(graph, marks, nodes.data(), static_cast<uint32_t>(nodes.size()),
+               UINT32_MAX);
     while (count > 0) {
       const KeyPosition key = located[first];
       first = (first + 1) % kPrefetchDistance;
@@ -413,7 +371,10 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
         ++stats->shared_entries;
         continue;
       }
-      if (!search.Place(key, &stats->searched_nodes)) return false;
+      const PathSearchResult result =
+          search.Run(key.bucket, key.alternate, key.fingerprint);
+      stats->searched_nodes += result.queued;
+      if (!result.found) return false;
       ++stats->placed_by_search;
     }
   }
@@ -627,14 +588,12 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
 // its input, for `entries` hashes, at its peak: the work array (the
 // fingerprint's bits per slot for the compiled 4-slot layouts, else 16 bits
 // per slot for fingerprints up to 16 bits and 32 above), one bit per bucket
-// and one per hash, and the search's largest queue. The packed table is the
+// and one per hash, and the search's queue. The packed table is the
 // caller's (StaticPlacement::WriteTable). For a caller that accounts for it,
 // such as the plugin's charge to RocksDB's block cache.
 inline uint64_t StaticBuildWorkingBytes(const BucketLayout& layout,
                                         uint64_t num_buckets,
                                         uint64_t entries) {
-  using Search = static_build_internal::AugmentingPathSearch<
-      static_build_internal::SlotArray<uint16_t, 4>, AnyLayoutTable>;
   uint64_t work_bytes = num_buckets * layout.bucket_size *
                         (layout.fingerprint_bits <= 16 ? 2 : 4);
   VisitCompiledBucket(layout, [&](auto bucket) {
@@ -645,13 +604,10 @@ inline uint64_t StaticBuildWorkingBytes(const BucketLayout& layout,
           kTablePaddingBytes;
     }
   });
-  // A queue of n nodes has a capacity under 2n, and growing it holds the
-  // old buffer (half the capacity) too.
   const uint64_t queue_bytes =
-      3 * std::min<uint64_t>(Search::kMaxSearchNodes, num_buckets) *
-      sizeof(Search::Node);
-  return work_bytes + (num_buckets / 64 + 1) * 8 + (entries + 63) / 64 * 8 +
-         queue_bytes;
+      static_build_internal::SearchQueueNodes(num_buckets) * sizeof(PathNode);
+  return work_bytes + BucketMarks::BytesFor(num_buckets) +
+         (entries + 63) / 64 * 8 + queue_bytes;
 }
 
 // Bucket count for `keys` keys at load factor `load` (even, at least 2).

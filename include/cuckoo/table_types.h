@@ -4,10 +4,10 @@
 // (VisitTable). A table type is a bucket codec (bucket_codec.h) and a key
 // mapping (CuckooHashing, hashing.h) put together: a key's position (Locate
 // and AltBucket), the probe of its two buckets (Contains), a bucket's slots
-// (ReadBucket) and the writes (Replace and Swap), over a BucketTableView or
-// BucketTable. Both buckets are always probed, with no branch between their
-// loads, so that the loads overlap and no branch depends on what the table
-// holds.
+// (ReadBucket), whether it has room (HasEmptySlot) and the writes (Replace and
+// Swap), over a BucketTableView or BucketTable. Both buckets are always probed,
+// with no branch between their loads, so that the loads overlap and no branch
+// depends on what the table holds.
 //
 // CompiledTable has its codec and index arithmetic fixed at compile time (a
 // compiled codec, and LocateCompiled with or without a power-of-two bucket
@@ -103,6 +103,10 @@ struct TableOver : Mapping {
     constexpr uint64_t kBits = static_cast<uint64_t>(Codec::bucket_bits());
     __builtin_prefetch(data + ((position.bucket * kBits) >> 3));
     __builtin_prefetch(data + ((position.alternate * kBits) >> 3));
+  }
+  CUCKOO_ALWAYS_INLINE static bool HasEmptySlot(const BucketTableView& table,
+                                                uint32_t bucket) {
+    return CodecOf(table).MatchBits(table.data(), bucket, 0) != 0;
   }
   CUCKOO_ALWAYS_INLINE static int Count(const BucketTableView& table,
                                         uint32_t bucket, uint32_t fingerprint) {
