@@ -3,7 +3,7 @@
 // for a fingerprint whose two buckets are full, and the moves along it. The
 // dynamic filter's insert (cuckoo_filter.h) and the static builder's
 // placement (static_builder.h) both run it; they differ only in what they
-// give it: the table's operations (a PathGraph), the bounds, and whether a
+// give it: the table's operations (a Graph), the bounds, and whether a
 // bucket is queued at most once (BucketMarks) or may be queued again
 // (NoBucketMarks).
 //
@@ -17,9 +17,9 @@
 // and so on, and the root's freed slot takes the new fingerprint. Each
 // value is written to its new slot before its old slot is overwritten, so
 // at every moment of the moves it is in one of its own two buckets (for a
-// moment in both), and no lookup misses it. Breadth-first
-// order finds a path of fewest moves: the fewest writes, and the least
-// disturbance of the table.
+// moment in both), and no lookup misses it. Breadth-first order finds a
+// path of fewest moves: the fewest writes, and the least disturbance of the
+// table.
 //
 // The order of reads
 // ------------------

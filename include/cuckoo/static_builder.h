@@ -264,9 +264,9 @@ class WorkArrayGraph {
 inline constexpr uint32_t kMaxSearchNodes = 8192;
 
 // The nodes a placement's search queues at most, in a table of
-// `num_buckets` buckets: each bucket at most once, and both roots.
+// `num_buckets` buckets: each bucket at most once, the roots included.
 inline uint64_t SearchQueueNodes(uint64_t num_buckets) {
-  return std::min<uint64_t>(kMaxSearchNodes, num_buckets + 2);
+  return std::min<uint64_t>(kMaxSearchNodes, num_buckets);
 }
 
 // Places `hashes` into hashing.num_buckets() buckets of a work array: true,
