@@ -80,11 +80,7 @@ struct TableOver : Mapping {
   }
   CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
                                             const KeyPosition& position) {
-    decltype(auto) codec = CodecOf(table);
-    return (codec.MatchBits(table.data(), position.bucket,
-                            position.fingerprint) |
-            codec.MatchBits(table.data(), position.alternate,
-                            position.fingerprint)) != 0;
+    return ProbeBoth(CodecOf(table), table.data(), position);
   }
   // Contains, and the prefetch of a key's two buckets, over the table's
   // bytes alone: for a compiled codec, which needs nothing else of the
@@ -92,10 +88,7 @@ struct TableOver : Mapping {
   CUCKOO_ALWAYS_INLINE static bool ContainsInBytes(
       const uint8_t* data, const KeyPosition& position) {
     static_assert(!std::is_same_v<Codec, AnyBucketCodec>);
-    const Codec codec{};
-    return (codec.MatchBits(data, position.bucket, position.fingerprint) |
-            codec.MatchBits(data, position.alternate, position.fingerprint)) !=
-           0;
+    return ProbeBoth(Codec{}, data, position);
   }
   CUCKOO_ALWAYS_INLINE static void PrefetchInBytes(
       const uint8_t* data, const KeyPosition& position) {
@@ -121,6 +114,18 @@ struct TableOver : Mapping {
                                             int slot, uint32_t fingerprint) {
     return CodecOf(table->view())
         .Swap(table->mutable_bytes().data(), bucket, slot, fingerprint);
+  }
+
+ private:
+  // Both buckets' matches ORed before the one test, so that neither load
+  // waits on a branch.
+  template <typename AnyCodec>
+  CUCKOO_ALWAYS_INLINE static bool ProbeBoth(const AnyCodec& codec,
+                                             const uint8_t* data,
+                                             const KeyPosition& position) {
+    return (codec.MatchBits(data, position.bucket, position.fingerprint) |
+            codec.MatchBits(data, position.alternate, position.fingerprint)) !=
+           0;
   }
 };
 
