@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,71 @@ TEST(TypedCuckooFilterTest, IsTheRuntimeFilterOfItsLayoutAndHasher) {
         TypedCuckooFilter<PlainWordBucket<2, 8>, IntegerHasher, kPowerOfTwo>>(
         num_buckets);
   }
+}
+
+// InsertMany and InsertManyIfAbsent give what Insert and InsertIfAbsent one
+// by one give, result for result and byte for byte, through a stash and
+// kFull, with duplicates, and in calls of fewer keys than the batch fetches
+// ahead as well as more.
+template <typename Typed>
+void ExpectBatchedInsertsAreOneByOne(uint32_t num_buckets) {
+  SCOPED_TRACE("buckets " + std::to_string(num_buckets) + ", layout " +
+               std::to_string(Typed::Layout().bucket_size) + "x" +
+               std::to_string(Typed::Layout().fingerprint_bits) +
+               (Typed::Layout().semi_sorted ? " semi-sorted" : ""));
+  HashStream stream(num_buckets + 1);
+  std::vector<uint64_t> keys;
+  const size_t slots = size_t{num_buckets} * Typed::Layout().bucket_size;
+  while (keys.size() < slots + slots / 4) {
+    keys.push_back(keys.size() % 7 == 6 ? keys[keys.size() / 2]
+                                        : stream.Next());
+  }
+  for (bool if_absent : {false, true}) {
+    SCOPED_TRACE(if_absent ? "if absent" : "always");
+    Typed one_by_one(num_buckets, SmallWalks(num_buckets));
+    Typed batched(num_buckets, SmallWalks(num_buckets));
+    std::vector<InsertResult> results(keys.size());
+    size_t stored = 0;
+    size_t done = 0;
+    for (size_t call = 0; done < keys.size(); ++call) {
+      const size_t n = std::min<size_t>(keys.size() - done, call % 5 * 4 + 1);
+      stored += if_absent ? batched.InsertManyIfAbsent(keys.data() + done, n,
+                                                       results.data() + done)
+                          : batched.InsertMany(keys.data() + done, n,
+                                               results.data() + done);
+      done += n;
+    }
+    size_t expected_stored = 0;
+    bool full = false;
+    bool skipped = false;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const InsertResult expected = if_absent
+                                        ? one_by_one.InsertIfAbsent(keys[i])
+                                        : one_by_one.Insert(keys[i]);
+      ASSERT_EQ(results[i], expected) << "key " << i;
+      expected_stored += expected == InsertResult::kOk;
+      full |= expected == InsertResult::kFull;
+      skipped |= expected == InsertResult::kMayExist;
+    }
+    EXPECT_TRUE(full) << "the test wants a full filter";
+    EXPECT_EQ(skipped, if_absent);
+    EXPECT_EQ(stored, expected_stored);
+    EXPECT_GT(batched.Stats().stash_size, 0u);
+    EXPECT_EQ(batched.Serialize(), one_by_one.Serialize());
+  }
+}
+
+TEST(TypedCuckooFilterTest, BatchedInsertsGiveWhatOneByOneInsertsGive) {
+  constexpr BucketCounts kPowerOfTwo = BucketCounts::kPowerOfTwo;
+  ExpectBatchedInsertsAreOneByOne<PlainCuckooFilter<12, IntegerHasher>>(70);
+  ExpectBatchedInsertsAreOneByOne<
+      PlainCuckooFilter<12, IntegerHasher, kPowerOfTwo>>(64);
+  ExpectBatchedInsertsAreOneByOne<SemiSortedCuckooFilter<13>>(70);
+  ExpectBatchedInsertsAreOneByOne<
+      SemiSortedCuckooFilter<13, IntegerHasher, kPowerOfTwo>>(64);
+  ExpectBatchedInsertsAreOneByOne<
+      TypedCuckooFilter<PlainWordBucket<2, 8>, IntegerHasher, kPowerOfTwo>>(
+      128);
 }
 
 // A filter of power-of-two bucket counts rounds a requested count up, and

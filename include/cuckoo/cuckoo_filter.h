@@ -354,14 +354,17 @@ class CuckooFilter {
 
   // Insert (or InsertIfAbsent) of each of hashes[0, count), in order;
   // results[i] (when results is not null) is that of hashes[i]. Returns
-  // the number stored. A kFull leaves the keys before it stored.
+  // the number stored. A kFull leaves the keys before it stored. The
+  // filter ends as one-by-one calls leave it; on a table larger than the
+  // caches, faster, as the buckets of the next keys are fetched while one
+  // is inserted.
   size_t InsertMany(const uint64_t* hashes, size_t count,
                     InsertResult* results = nullptr) {
-    return InsertEach(hashes, count, results, &CuckooFilter::Insert);
+    return InsertManyOf(hashes, count, results, false);
   }
   size_t InsertManyIfAbsent(const uint64_t* hashes, size_t count,
                             InsertResult* results = nullptr) {
-    return InsertEach(hashes, count, results, &CuckooFilter::InsertIfAbsent);
+    return InsertManyOf(hashes, count, results, true);
   }
 
   // Adds every fingerprint of `other`, a filter of the same geometry
@@ -625,7 +628,71 @@ class CuckooFilter {
     // fails too, the filter grows if it can and the grown filter, whose
     // table type may differ, inserts the key. A kFull is counted.
     static InsertResult Insert(CuckooFilter& filter, uint64_t hash) {
-      const KeyPosition position = Mapping::Locate(filter, hash);
+      return InsertAt(filter, hash, Mapping::Locate(filter, hash));
+    }
+
+    // Insert (with kIfAbsent, InsertIfAbsent) of hash_of(i) for i in
+    // [0, count), in order; results[i], when results is not null, is key
+    // i's result, and *stored counts the kOk ones. The filter ends as those
+    // calls one by one would leave it. Returns how many keys it took: all,
+    // or fewer when one of them made the filter grow, after which the
+    // caller goes on with the grown filter's operations.
+    //
+    // While key i is inserted, both buckets of key i + kInsertAhead are
+    // being fetched. One by one, the work an insert does with its bucket
+    // waits for the bucket in the core's out-of-order window; where that
+    // work is long (a semi-sorted bucket is decoded, sorted and encoded) it
+    // fills the window, the next insert's load cannot start, and on a table
+    // larger than the caches each insert waits for a whole miss of its own.
+    template <bool kIfAbsent, typename HashOf>
+    static size_t InsertEach(CuckooFilter& filter, size_t count,
+                             HashOf&& hash_of, InsertResult* results,
+                             size_t* stored) {
+      uint64_t hashes[kInsertAhead];
+      KeyPosition positions[kInsertAhead];
+      const auto fetch = [&](size_t i) {
+        const size_t slot = i % kInsertAhead;
+        hashes[slot] = hash_of(i);
+        positions[slot] = Locate(filter, hashes[slot]);
+        filter.table_.view().Prefetch(positions[slot]);
+      };
+      for (size_t i = 0; i < std::min(count, kInsertAhead); ++i) fetch(i);
+      const int moved_bits = filter.hashing_.moved_bits();
+      for (size_t i = 0; i < count; ++i) {
+        const size_t slot = i % kInsertAhead;
+        const uint64_t hash = hashes[slot];
+        const KeyPosition position = positions[slot];
+        if (i + kInsertAhead < count) fetch(i + kInsertAhead);
+        const InsertResult result = kIfAbsent && ContainsAt(filter, position)
+                                        ? InsertResult::kMayExist
+                                        : InsertAt(filter, hash, position);
+        *stored += result == InsertResult::kOk;
+        if (results != nullptr) results[i] = result;
+        // Growth changes every key's position, and may change the table
+        // type: the positions fetched ahead are stale.
+        if (filter.hashing_.moved_bits() != moved_bits) return i + 1;
+      }
+      return count;
+    }
+
+    static size_t InsertBatch(CuckooFilter& filter, const uint64_t* hashes,
+                              size_t count, InsertResult* results,
+                              size_t* stored) {
+      return InsertEach<false>(
+          filter, count, [hashes](size_t i) { return hashes[i]; }, results,
+          stored);
+    }
+    static size_t InsertBatchIfAbsent(CuckooFilter& filter,
+                                      const uint64_t* hashes, size_t count,
+                                      InsertResult* results, size_t* stored) {
+      return InsertEach<true>(
+          filter, count, [hashes](size_t i) { return hashes[i]; }, results,
+          stored);
+    }
+
+    // Insert of the key whose position is `position`.
+    static InsertResult InsertAt(CuckooFilter& filter, uint64_t hash,
+                                 const KeyPosition& position) {
       if (Table::Replace(&filter.table_, position.bucket, 0,
                          position.fingerprint) ||
           Table::Replace(&filter.table_, position.alternate, 0,
@@ -685,6 +752,8 @@ class CuckooFilter {
     uint32_t inserted;
     uint32_t evicted;
   };
+  // Keys whose buckets a batched insert fetches ahead (InsertEach).
+  static constexpr size_t kInsertAhead = 8;
   static constexpr uint32_t kPathSearchNodes = 256;
   static constexpr uint32_t kPathSearchDepth = 5;
 
@@ -693,15 +762,20 @@ class CuckooFilter {
     bool (*contains)(const CuckooFilter&, uint64_t);
     void (*contains_batch)(const CuckooFilter&, const uint64_t*, size_t, bool*);
     InsertResult (*insert)(CuckooFilter&, uint64_t);
+    size_t (*insert_batch)(CuckooFilter&, const uint64_t*, size_t,
+                           InsertResult*, size_t*);
+    size_t (*insert_batch_if_absent)(CuckooFilter&, const uint64_t*, size_t,
+                                     InsertResult*, size_t*);
     bool (*erase)(CuckooFilter&, uint64_t);
     uint32_t (*count)(const CuckooFilter&, uint64_t);
   };
 
   template <typename Ops>
   static const Dispatch* DispatchOf() {
-    static constexpr Dispatch dispatch = {&Ops::Contains, &Ops::ContainsBatch,
-                                          &Ops::Insert, &Ops::Erase,
-                                          &Ops::Count};
+    static constexpr Dispatch dispatch = {
+        &Ops::Contains,    &Ops::ContainsBatch,       &Ops::Insert,
+        &Ops::InsertBatch, &Ops::InsertBatchIfAbsent, &Ops::Erase,
+        &Ops::Count};
     return &dispatch;
   }
 
@@ -922,13 +996,17 @@ class CuckooFilter {
     return InsertByMoving<AnyLayoutTable, Growable>(bucket, fingerprint);
   }
 
-  size_t InsertEach(const uint64_t* hashes, size_t count, InsertResult* results,
-                    InsertResult (CuckooFilter::*insert)(uint64_t)) {
+  // InsertMany's loop: the operations of the table type take keys until
+  // the filter grows, then those of the grown filter's type go on.
+  size_t InsertManyOf(const uint64_t* hashes, size_t count,
+                      InsertResult* results, bool if_absent) {
     size_t stored = 0;
-    for (size_t i = 0; i < count; ++i) {
-      const InsertResult result = (this->*insert)(hashes[i]);
-      stored += result == InsertResult::kOk;
-      if (results != nullptr) results[i] = result;
+    size_t done = 0;
+    while (done < count) {
+      done += (if_absent ? dispatch_->insert_batch_if_absent
+                         : dispatch_->insert_batch)(
+          *this, hashes + done, count - done,
+          results == nullptr ? nullptr : results + done, &stored);
     }
     return stored;
   }
