@@ -395,6 +395,10 @@ class SemiSortedCodec : public Geometry {
   }
   bool Replace(uint8_t* data, uint32_t bucket, uint32_t from,
                uint32_t to) const {
+    if (from == 0 && to != 0 && one_load() &&
+        low_bits() <= kMaxLowBitsOfInsertByLanes) {
+      return InsertByLanes(data, bucket, to);
+    }
     uint32_t held[4];
     Load(data, bucket, held);
     const int slot = (held[0] == from)   ? 0
@@ -438,6 +442,67 @@ class SemiSortedCodec : public Geometry {
     uint32_t code;  // 12 bits
     uint64_t lows;  // the low lanes, bits above them unspecified
   };
+
+  // Replace(bucket, 0, value) of a nonzero value (an insert), without
+  // decoding into slots, sorting and encoding: the bucket's work after its
+  // load is what keeps one insert's miss from overlapping the next one's
+  // (see Operations::InsertEach in cuckoo_filter.h), so it is kept short.
+  // The slots are held sorted, so an empty one (0) is slot 0. The new
+  // sorted order drops it and puts value in after the r - 1 held values
+  // v_1..v_{r-1} that are at most value (equal ones before it, which
+  // changes no bit): slots 1..r-1 move down one lane, value goes to lane
+  // r - 1, and slots r..3 stay. r comes from one lane test: the four
+  // values v_s = nibble_s << L | low_s, spread into 16-bit lanes (f <= 15
+  // bits and a guard bit), subtracted from copies of value with the guard
+  // bits set; a guard survives where v_s <= value, and v_0 = 0 always
+  // counts. The nibbles' 4-bit lanes and the low parts' L-bit lanes then
+  // move by masks, and the code is the rank of the new nibbles. The result
+  // is bit for bit what StoreSorting writes (the agreement tests compare
+  // them).
+  static constexpr int kMaxLowBitsOfInsertByLanes = 11;
+  CUCKOO_ALWAYS_INLINE bool InsertByLanes(uint8_t* data, uint32_t bucket,
+                                          uint32_t value) const {
+    const int l = low_bits();
+    const uint64_t position = Position(bucket);
+    uint8_t* bytes = data + (position >> 3);
+    const int shift = static_cast<int>(position & 7);
+    const uint64_t raw = bits::LoadLittleEndian64(bytes);
+    const uint64_t word = raw >> shift;
+    const uint32_t nibbles =
+        semi_sort::DecodeNibbles(static_cast<uint32_t>(word));
+    const uint64_t lows = (word >> semi_sort::kCodeBits) & bits::Mask(4 * l);
+    if (((nibbles & 0xFu) | (lows & low_mask())) != 0) return false;
+
+    constexpr uint64_t kOnes16 = 0x0001000100010001ull;
+    constexpr uint64_t kGuards16 = kOnes16 << 15;
+    uint64_t spread_nibbles = nibbles;
+    spread_nibbles =
+        (spread_nibbles | spread_nibbles << 24) & 0x000000FF000000FFull;
+    spread_nibbles =
+        (spread_nibbles | spread_nibbles << 12) & 0x000F000F000F000Full;
+    uint64_t values = (lows & bits::Mask(2 * l)) | (lows >> (2 * l)) << 32;
+    const uint64_t low_lanes = bits::Mask(l) | bits::Mask(l) << 32;
+    values = (values & low_lanes) | ((values >> l) & low_lanes) << 16;
+    values |= spread_nibbles << l;
+    const uint64_t at_most =
+        (((value * kOnes16) | kGuards16) - values) & kGuards16;
+    const int rank = static_cast<int>(((at_most >> 15) * kOnes16) >> 48);
+    const int below = rank - 1;
+
+    const uint32_t new_nibbles = ((nibbles >> 4) & ((1u << (4 * below)) - 1)) |
+                                 (value >> l) << (4 * below) |
+                                 (nibbles & (0xFFFFu << (4 * rank)));
+    const uint64_t new_lows = ((lows >> l) & bits::Mask(l * below)) |
+                              uint64_t{value & low_mask()} << (l * below) |
+                              (lows & (~uint64_t{0} << (l * rank)));
+    const uint32_t code = semi_sort::EncodeSortedNibbles(
+        new_nibbles & 0xFu, (new_nibbles >> 4) & 0xFu,
+        (new_nibbles >> 8) & 0xFu, (new_nibbles >> 12) & 0xFu);
+    const uint64_t new_bits = code | new_lows << semi_sort::kCodeBits;
+    const uint64_t old_bits = word & bits::Mask(bucket_bits());
+    bits::StoreLittleEndian64(bytes, raw ^ ((old_bits ^ new_bits) << shift));
+    return true;
+  }
   CUCKOO_ALWAYS_INLINE uint64_t Position(uint32_t bucket) const {
     return uint64_t{bucket} * static_cast<uint64_t>(bucket_bits());
   }
