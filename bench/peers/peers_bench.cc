@@ -671,8 +671,10 @@ struct Run {
   Report* report;
 };
 
-std::string SliceName(const Slice& slice) {
-  return "insert " + Format("%.0f", 100 * slice.from) + "-" +
+// "insert 50-75%", or with another operation name, "insert-many 50-75%".
+std::string SliceName(const Slice& slice,
+                      const std::string& operation = "insert") {
+  return operation + " " + Format("%.0f", 100 * slice.from) + "-" +
          Format("%.0f", 100 * slice.to) + "%";
 }
 
@@ -748,8 +750,8 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
       }
       run.report->AddRate(
           run.size, comparison,
-          "insert-many" + SliceName(kSlices[i]).substr(6) + " (vs peer single)",
-          mops, peer_slice_mops[i]);
+          SliceName(kSlices[i], "insert-many") + " (vs peer single)", mops,
+          peer_slice_mops[i]);
     }
   }
 
