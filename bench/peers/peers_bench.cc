@@ -23,7 +23,10 @@
 //     (SimpleMixSplit): plain 12-bit and semi-sorted 13-bit;
 //   RedisBloom's cuckoo.c with its defaults (buckets of 2 slots of 8-bit
 //     fingerprints, 20 kicks) and its hash, MurmurHash64A of the key's 8
-//     bytes; ours with the same layout and as many slots, twice the buckets.
+//     bytes; ours with the same layout and as many slots, twice the buckets;
+//   and ours against ours: cuckoo::ConcurrentCuckooFilter (64 shards)
+//     against one cuckoo::CuckooFilter of as many buckets, plain 12-bit,
+//     both at 90% load, single and batched lookups (CompareSharded).
 //
 // Keys: random 64-bit integers; the stored ones fill 95% of the slots, and
 // as many absent ones are drawn after them. In each repetition, every filter
@@ -31,7 +34,9 @@
 // first alternating between repetitions:
 //   insert a-b%   the inserts that take the table from a% to b% of its
 //                 slots, timed as one run; a side whose insert fails stops
-//                 there, and the slices it did not finish have no figure
+//                 there, and the slices it did not finish have no figure.
+//                 The slices end at 95%, RedisBloom's at 15%, short of
+//                 where its defaults first fail an insert
 //   lookup p%     Contains on the filled table, p% of the keys stored (the
 //                 mix drawn by a seeded coin), for at least --min-seconds
 //   insert-many a-b%  ours: the same slice as one InsertMany call, into a
@@ -68,6 +73,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuckoo/concurrent_cuckoo_filter.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/hashing.h"
 #include "cuckoo/typed_cuckoo_filter.h"
@@ -112,8 +118,14 @@ struct Slice {
   double from;
   double to;
 };
-constexpr Slice kSlices[] = {
+using Slices = std::vector<Slice>;
+// The insert slices of a comparison whose peer fills to 95%.
+const Slices kSlices = {
     {0.0, 0.50}, {0.50, 0.75}, {0.75, 0.90}, {0.90, kTargetLoad}};
+// RedisBloom's defaults (2-slot buckets, 20 kicks, no expansion) fail an
+// insert of these keys at 19.9% of the slots at 2^24 buckets (35.6% at
+// 2^18): its slices stop below that, so that its inserts have figures.
+const Slices kRedisBloomSlices = {{0.0, 0.10}, {0.10, 0.15}};
 constexpr int kPositivePercents[] = {0, 50, 100};
 
 // Where the timed lookups' results go, so that they are computed.
@@ -175,6 +187,17 @@ KeySet MakeKeys(uint64_t slots) {
 // A filter that takes keys itself, as a typed one would, needs an adapter
 // only to turn Insert's result into a bool and to say kHasVisitLookup.
 
+// The options of ours runtime and sharded: the layout, no growth, and the
+// hasher their keys are hashed with.
+cuckoo::CuckooFilterOptions FixedSizeOptions(const cuckoo::BucketLayout& layout,
+                                             cuckoo::KeyHasher hasher) {
+  cuckoo::CuckooFilterOptions options;
+  options.layout = layout;
+  options.expansion = 0;
+  options.hasher = hasher;
+  return options;
+}
+
 // Ours: cuckoo::CuckooFilter, its layout chosen at run time, fed with
 // Hasher's hashes of the keys; every timed call includes the hashing.
 template <typename Hasher>
@@ -183,7 +206,7 @@ class RuntimeFilter {
   static constexpr bool kHasVisitLookup = true;
 
   RuntimeFilter(uint64_t num_buckets, const cuckoo::BucketLayout& layout)
-      : filter_(num_buckets, Options(layout)) {}
+      : filter_(num_buckets, FixedSizeOptions(layout, Hasher::kId)) {}
 
   bool Insert(uint64_t key) {
     return filter_.Insert(hasher_(key)) == cuckoo::InsertResult::kOk;
@@ -219,20 +242,46 @@ class RuntimeFilter {
   size_t SizeInBytes() const { return filter_.SizeInBytes(); }
 
  private:
-  static cuckoo::CuckooFilterOptions Options(
-      const cuckoo::BucketLayout& layout) {
-    cuckoo::CuckooFilterOptions options;
-    options.layout = layout;
-    options.expansion = 0;
-    options.hasher = Hasher::kId;
-    return options;
-  }
-
   Hasher hasher_;
   cuckoo::CuckooFilter filter_;
 };
 
 using RuntimeInteger = RuntimeFilter<cuckoo::IntegerHasher>;
+
+// Ours: cuckoo::ConcurrentCuckooFilter, the thread-safe filter of
+// CuckooFilter shards, fed with HashInteger's hashes; for its comparison
+// with one CuckooFilter (CompareSharded), which uses only these calls.
+class ShardedFilter {
+ public:
+  ShardedFilter(uint64_t num_buckets, const cuckoo::BucketLayout& layout)
+      : filter_(num_buckets,
+                FixedSizeOptions(layout, cuckoo::IntegerHasher::kId)) {}
+
+  bool Insert(uint64_t key) {
+    return filter_.Insert(cuckoo::HashInteger(key)) ==
+           cuckoo::InsertResult::kOk;
+  }
+  bool Contains(uint64_t key) const {
+    return filter_.Contains(cuckoo::HashInteger(key));
+  }
+  void ContainsBatch(const uint64_t* keys, size_t count, bool* out) const {
+    uint64_t hashes[kBatch];
+    for (size_t done = 0; done < count; done += kBatch) {
+      const size_t n = std::min(kBatch, count - done);
+      for (size_t i = 0; i < n; ++i)
+        hashes[i] = cuckoo::HashInteger(keys[done + i]);
+      filter_.ContainsBatch(hashes, n, out + done);
+    }
+  }
+  size_t SizeInBytes() const { return filter_.Info().size_in_bytes; }
+  uint64_t Slots() const {
+    const cuckoo::CuckooFilterInfo info = filter_.Info();
+    return info.num_buckets * static_cast<uint64_t>(info.bucket_size);
+  }
+
+ private:
+  cuckoo::ConcurrentCuckooFilter filter_;
+};
 
 // Ours: a cuckoo::TypedCuckooFilter, which takes the keys and hashes them
 // itself.
@@ -682,7 +731,7 @@ std::string SliceName(const Slice& slice,
 // slices and the lookups of each side back to back.
 template <typename MakeOurs, typename MakePeer>
 void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
-             MakePeer make_peer) {
+             MakePeer make_peer, const Slices& slices = kSlices) {
   auto ours = make_ours();
   auto peer = make_peer();
   const uint64_t slots = ours->Slots();
@@ -712,7 +761,7 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
   size_t ours_stored = 0;
   size_t peer_stored = 0;
   std::vector<double> peer_slice_mops;
-  for (const Slice& slice : kSlices) {
+  for (const Slice& slice : slices) {
     const size_t first = KeysAtLoad(slice.from, slots);
     const size_t last = std::min(KeysAtLoad(slice.to, slots), stored.size());
     double ours_mops = kNoFigure;
@@ -738,10 +787,10 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
     // The same slices through InsertMany, into a filter of ours of its own.
     auto batched = make_ours();
     size_t batched_stored = 0;
-    for (size_t i = 0; i < std::size(kSlices); ++i) {
-      const size_t first = KeysAtLoad(kSlices[i].from, slots);
+    for (size_t i = 0; i < slices.size(); ++i) {
+      const size_t first = KeysAtLoad(slices[i].from, slots);
       const size_t last =
-          std::min(KeysAtLoad(kSlices[i].to, slots), stored.size());
+          std::min(KeysAtLoad(slices[i].to, slots), stored.size());
       double mops = kNoFigure;
       if (batched_stored == first) {
         const InsertRun insert = TimeInsertMany(*batched, stored, first, last);
@@ -750,7 +799,7 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
       }
       run.report->AddRate(
           run.size, comparison,
-          SliceName(kSlices[i], "insert-many") + " (vs peer single)", mops,
+          SliceName(slices[i], "insert-many") + " (vs peer single)", mops,
           peer_slice_mops[i]);
     }
   }
@@ -773,8 +822,10 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
   if (common == 0) Fail(comparison + ": no key fitted");
   CheckAllFound(*ours, stored, common, comparison + ": ours");
   CheckAllFound(*peer, stored, common, comparison + ": the peer");
+  const size_t target =
+      std::min(KeysAtLoad(slices.back().to, slots), stored.size());
   run.report->AddFill(run.size, comparison, slots, ours_reached, peer_reached,
-                      common, stored.size());
+                      common, target);
   if (run.repetition == 0) {
     run.report->SetFprAndBytes(run.size, comparison,
                                MeasureFpr(*ours, run.keys->absent),
@@ -820,6 +871,58 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
       run.report->AddRate(run.size, comparison,
                           "visit " + mix + " (vs peer single)", visit_mops,
                           peer_mops);
+    }
+  }
+}
+
+// Ours against ours: the sharded filter's lookups (64 shards, the default)
+// against one CuckooFilter's of as many buckets in all, plain 12-bit, both
+// filled with the same keys to kShardedLoad. Each shard holds the keys its
+// hash picks, so shards fill unevenly: at 95% on average the fullest would
+// be at their limit.
+constexpr double kShardedLoad = 0.90;
+
+void CompareSharded(const Run& run) {
+  const std::string comparison = "ours 64 shards vs ours one filter, plain 12";
+  const cuckoo::BucketLayout plain12{4, 12, false};
+  ShardedFilter sharded(run.num_buckets, plain12);
+  RuntimeInteger single(run.num_buckets, plain12);
+  const uint64_t slots = single.Slots();
+  if (sharded.Slots() != slots) {
+    Fail(comparison + ": the shards have " + std::to_string(sharded.Slots()) +
+         " slots, the filter " + std::to_string(slots));
+  }
+  const std::vector<uint64_t>& stored = run.keys->stored;
+  const size_t count = KeysAtLoad(kShardedLoad, slots);
+  for (size_t i = 0; i < count; ++i) {
+    if (!sharded.Insert(stored[i]) || !single.Insert(stored[i])) {
+      Fail(comparison + ": an insert failed below " +
+           Format("%.0f", 100 * kShardedLoad) + "% load");
+    }
+  }
+  CheckAllFound(sharded, stored, count, comparison + ": sharded");
+  CheckAllFound(single, stored, count, comparison + ": one filter");
+  const bool single_first = run.repetition % 2 == 1;
+  for (int percent : kPositivePercents) {
+    const uint64_t* keys = run.keys->WithPositivePercent(percent).data();
+    const std::string mix = std::to_string(percent) + "% positive";
+    const auto time = [&](const auto& filter, bool batched) {
+      return TimeLookups(keys, count, run.min_seconds,
+                         [&](const uint64_t* first, size_t n) {
+                           return batched ? CountBatched(filter, first, n)
+                                          : CountSingle(filter, first, n);
+                         });
+    };
+    for (bool batched : {false, true}) {
+      double sharded_mops = 0;
+      double single_mops = 0;
+      if (single_first) single_mops = time(single, batched);
+      sharded_mops = time(sharded, batched);
+      if (!single_first) single_mops = time(single, batched);
+      run.report->AddRate(run.size, comparison,
+                          (batched ? "batch32 " : "lookup ") + mix +
+                              (batched ? " (vs one filter's batch32)" : ""),
+                          sharded_mops, single_mops);
     }
   }
 }
@@ -885,7 +988,9 @@ void RunComparisons(const Run& run) {
           MakeOurs<OursTwoSlots8>(
               slots / RedisBloomFilter::kBucketSize,
               cuckoo::BucketLayout{RedisBloomFilter::kBucketSize, 8, false}),
-          MakePeer<RedisBloomFilter>(slots));
+          MakePeer<RedisBloomFilter>(slots), kRedisBloomSlices);
+
+  CompareSharded(run);
 }
 
 #ifdef __clang__
@@ -969,7 +1074,8 @@ void PrintHeader(const Settings& settings) {
       "faster); the median over the repetitions, and the interval from the "
       "lowest to the highest of them. Mops/s: medians.\n"
       "- size: buckets of 4 slots; RedisBloom rows have as many slots in "
-      "twice the buckets, of 2 slots\n"
+      "twice the buckets, of 2 slots, and their insert slices end at 15%%, "
+      "below where RedisBloom's defaults first fail an insert\n"
       "- ours: cuckoo::TypedCuckooFilter of the peer's layout for 2^k "
       "buckets (BucketCounts::kPowerOfTwo, the peers' own constraint), in "
       "the \"ours any even\" rows for any even bucket count, in the "
@@ -987,10 +1093,15 @@ void PrintHeader(const Settings& settings) {
       "single inserts of the same slice\n"
       "- RedisBloom's filter and hash are calls into separately compiled C "
       "objects, as in RedisBloom; the other filters are templates inlined "
-      "into the timed loops\n\n",
+      "into the timed loops\n"
+      "- \"ours 64 shards vs ours one filter\": no peer; "
+      "cuckoo::ConcurrentCuckooFilter (64 shards) in the ours column, one "
+      "cuckoo::CuckooFilter of as many buckets in the peer column, both "
+      "filled with the same keys to %.0f%% (shards fill unevenly) and called "
+      "alike, one lookup or 32 a call\n\n",
       CpuModel().c_str(), kCompiler, static_cast<unsigned long long>(kKeySeed),
       100 * kTargetLoad, static_cast<unsigned long long>(kMixSeed),
-      settings.repetitions, settings.min_seconds);
+      settings.repetitions, settings.min_seconds, 100 * kShardedLoad);
 }
 
 }  // namespace
