@@ -27,14 +27,18 @@
 //     read-mostly lines. The two read-modify-writes of a lookup are full
 //     barriers on x86 and cost a single lookup its overlap with the next
 //     one; ContainsBatch pays them once per kProbeChunk (32) keys.
-//   * A batched lookup spends little on each key's shard: the shards made
-//     together share one mapping of keys to buckets, and each shard keeps,
-//     beside its writing flag, whether its keys map by that shared mapping
-//     with nothing in its stash, and where its table's bytes are (its
-//     writer updates both before lowering the flag). For such a shard the
-//     batch locates the key with the shared mapping and probes the bytes,
-//     reading nothing else of the shard; for any other it asks the shard's
-//     filter.
+//   * A batched lookup spends little on each key's shard. The shards made
+//     together share one mapping of keys to buckets, and a probe record per
+//     shard holds its table's bytes when its keys map by that shared
+//     mapping with nothing in its stash, else null (its writer updates it
+//     before lowering the flag). For a shard with bytes the batch locates
+//     the key with the shared mapping and probes them, reading nothing else
+//     of the shard; for any other it asks the shard's filter. And writers
+//     also count themselves in one filter-wide counter: a batch that finds
+//     it 0 when it announces itself reads every shard without testing their
+//     flags, so that a key costs its shard's index and record and no more.
+//     Every write changes the counter's line, so batches that overlap
+//     frequent writes pay a miss on it for each chunk.
 //
 // Memory ordering
 // ---------------
@@ -46,10 +50,14 @@
 //   R4  R: s.inside.fetch_sub(1, release)         leave
 //   R5  R: shard.writing.load(acquire) until false, then again from R1
 //   W1  W: locks shard.mutex (writers of a shard one at a time)
-//   W2  W: shard.writing.store(true, seq_cst)
+//   W2  W: shard.writing.store(true, seq_cst); writers.fetch_add(1, seq_cst)
 //   W3  W: s.inside.load(seq_cst), for each slot, until it reads 0
 //   W4  W: writes the shard's filter, then its probe record (plain writes)
-//   W5  W: shard.writing.store(false, release); unlocks the mutex
+//   W5  W: writers.fetch_sub(1, release); shard.writing.store(false,
+//          release); unlocks the mutex
+// A batch may replace R2 by one R2' after R1 for all its keys:
+//   R2' R: writers.load(seq_cst)                  0: R3 for any shard;
+//                                                 else R2 for each key
 // Claim: R3 never overlaps W4; each happens before the other. R1, R2, W2
 // and W3 are seq_cst, so they take places in one total order S consistent
 // with each thread's program order.
@@ -67,6 +75,15 @@
 //     sequence headed by R4, and W3 synchronizes with R4: R3 happens before
 //     W4.
 //   * If R2 reads true, R does not read the filter; R4 and R5 only wait.
+// R2' reading 0 stands for R2 reading false in every shard. Say R2' reads
+// from the modification M of writers. Either W's increment precedes M in
+// writers' modification order: then so does W's decrement (a writer's
+// decrement follows its own increment, and a count of 0 at M pairs every
+// increment before M with a decrement before M), M continues the release
+// sequence of that decrement, and R2' synchronizes with it: W4 happens
+// before R3, as in the first case. Or the increment follows M: then R2'
+// precedes it in S, so R1 precedes W's first W3 load of slot s in S, and
+// R3 happens before W4, as in the second case.
 // Writers of a shard are ordered by its mutex (W1 after the previous
 // writer's unlock), so each sees all the writes before it. A count of the
 // readers inside, rather than of entries and exits compared at W3, is what
@@ -271,11 +288,6 @@ class ConcurrentCuckooFilter {
 
   struct alignas(64) Shard {
     std::atomic<bool> writing{false};
-    // The probe record, on the flag's cache line: whether a batch may probe
-    // this shard directly (ProbesDirectly), and its table's bytes. Written
-    // with the filter and read as it is (W4 and R3 of "Memory ordering").
-    bool direct_probe = false;
-    const uint8_t* table_bytes = nullptr;
     std::mutex mutex;  // held by the shard's writer
     std::optional<CuckooFilter> filter;
   };
@@ -301,7 +313,10 @@ class ConcurrentCuckooFilter {
       probes_directly_ = &ProbesDirectly<Ops>;
     });
     shared_mapping_ = first.hashing().base();
-    for (Shard& shard : shards_) UpdateProbeRecord(shard);
+    direct_tables_.assign(shards_.size(), nullptr);
+    for (size_t index = 0; index < shards_.size(); ++index) {
+      UpdateProbeRecord(index);
+    }
   }
 
   // Whether a batch compiled for Ops can locate keys with one mapping for
@@ -328,83 +343,119 @@ class ConcurrentCuckooFilter {
     }
   }
 
-  void UpdateProbeRecord(Shard& shard) const {
-    shard.direct_probe = probes_directly_(*shard.filter, shared_mapping_);
-    shard.table_bytes = shard.filter->table().view().data();
+  // Written only when it changes: records of eight shards share a cache
+  // line, which every batch reads.
+  void UpdateProbeRecord(size_t index) {
+    const CuckooFilter& filter = *shards_[index].filter;
+    const uint8_t* table = probes_directly_(filter, shared_mapping_)
+                               ? filter.table().view().data()
+                               : nullptr;
+    if (direct_tables_[index] != table) direct_tables_[index] = table;
   }
 
   // ContainsBatch, with the operations of the shards that use Ops compiled
-  // into the loops. A shard whose record allows it is probed directly; a
-  // key of another shard that uses Ops goes through that shard's filter,
-  // and a key of a shard of another type (one that grew alone) gets that
-  // shard's Contains. Every read of a shard's filter or record, in any of
-  // the loops, follows a false read of its writing flag within one
-  // announcement (R1 to R4 of "Memory ordering").
+  // into the loops. Each chunk of keys is answered within one announcement
+  // (R1 to R4 of "Memory ordering"): when no writer is counted (R2'), in
+  // one pass with no flag tested; else each key once its shard's flag reads
+  // false (R2), keys of a shard that a writer holds after it.
   template <typename Ops>
   static void ContainsBatchWith(const ConcurrentCuckooFilter& self,
                                 const uint64_t* hashes, size_t count,
                                 bool* out) {
     static_assert(kProbeChunk < 64);
-    using Table = typename Ops::TableType;
     ReaderSlot& slot = self.MySlot();
-    // Copies that stay in registers across the flags' seq_cst loads; both
-    // are fixed when the filter is made.
-    const CuckooHashing shared = self.shared_mapping_;
-    const Shard* const shards = self.shards_.data();
-    const uint32_t num_shards = self.NumShards();
-    const CuckooFilter* filters[kProbeChunk];
-    const uint8_t* tables[kProbeChunk];
-    KeyPosition positions[kProbeChunk];
     for (size_t begin = 0; begin < count; begin += kProbeChunk) {
       const size_t n = std::min(kProbeChunk, count - begin);
       uint64_t pending = (uint64_t{1} << n) - 1;
       for (int spins = 0; pending != 0; Pause(&spins)) {
         slot.inside.fetch_add(1, std::memory_order_seq_cst);
-        uint64_t direct = 0;
-        uint64_t located = 0;
-        // Plain loops over the chunk, rather than over the bits that are
-        // set: almost always every bit is, and each key's work then
-        // depends on no other key's.
-        for (size_t k = 0; k < n; ++k) {
-          const uint64_t bit = uint64_t{1} << k;
-          if ((pending & bit) == 0) continue;
-          const uint64_t hash = hashes[begin + k];
-          const Shard& shard = shards[ShardIndex(hash, num_shards)];
-          if (shard.writing.load(std::memory_order_seq_cst)) continue;
-          pending &= ~bit;
-          if constexpr (kSharedMapping<Ops>) {
-            if (shard.direct_probe) {
-              tables[k] = shard.table_bytes;
-              positions[k] = Table::Locate(shared, hash);
-              Table::PrefetchInBytes(tables[k], positions[k]);
-              direct |= bit;
-              continue;
-            }
-          }
-          const CuckooFilter& filter = *shard.filter;
-          if (filter.Uses<Ops>()) {
-            filters[k] = &filter;
-            positions[k] = Ops::Locate(filter, hash);
-            filter.table().view().Prefetch(positions[k]);
-            located |= bit;
-          } else {
-            out[begin + k] = filter.Contains(hash);
-          }
-        }
-        if constexpr (kSharedMapping<Ops>) {
-          for (size_t k = 0; k < n; ++k) {
-            if ((direct >> k) & 1) {
-              out[begin + k] = Table::ContainsInBytes(tables[k], positions[k]);
-            }
-          }
-        }
-        for (; located != 0; located &= located - 1) {
-          const size_t k = static_cast<size_t>(__builtin_ctzll(located));
-          out[begin + k] = Ops::ContainsAt(*filters[k], positions[k]);
+        if (self.writers_.load(std::memory_order_seq_cst) == 0) {
+          pending = ProbeChunk<Ops, /*kTestFlags=*/false>(
+              self, hashes + begin, n, pending, out + begin);
+        } else {
+          pending = ProbeChunk<Ops, /*kTestFlags=*/true>(
+              self, hashes + begin, n, pending, out + begin);
         }
         slot.inside.fetch_sub(1, std::memory_order_release);
       }
     }
+  }
+
+  // Answers the keys of `pending` among hashes[0, n) into out, within an
+  // announcement, and returns those left pending: with kTestFlags, the
+  // keys of shards whose flag is raised; without, when no writer is
+  // counted, none (it answers all n keys). Both buckets of every key are
+  // located and prefetched before any is probed. Plain loops over the
+  // chunk rather than over the bits that are set: almost always every bit
+  // is, and each key's work then depends on no other key's.
+  //
+  // With a shared mapping, a shard whose record has bytes is probed
+  // directly, and the keys of the others (a shard with a stash) get their
+  // shard's Contains after the chunk. Otherwise a key of a shard that uses
+  // Ops goes through that shard's filter, and a key of a shard of another
+  // type (one that grew alone) gets that shard's Contains.
+  template <typename Ops, bool kTestFlags>
+  CUCKOO_ALWAYS_INLINE static uint64_t ProbeChunk(
+      const ConcurrentCuckooFilter& self, const uint64_t* hashes, size_t n,
+      uint64_t pending, bool* out) {
+    using Table = typename Ops::TableType;
+    // Copies that stay in registers across the flags' seq_cst loads; all
+    // are fixed when the filter is made.
+    const CuckooHashing shared = self.shared_mapping_;
+    const Shard* const shards = self.shards_.data();
+    const uint8_t* const* const direct_tables = self.direct_tables_.data();
+    const uint32_t num_shards = self.NumShards();
+    const CuckooFilter* filters[kProbeChunk];
+    const uint8_t* tables[kProbeChunk];
+    KeyPosition positions[kProbeChunk];
+    uint64_t located = 0;  // positions[k] and tables[k] or filters[k] set
+    uint64_t others = 0;   // for their shard's Contains
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t bit = uint64_t{1} << k;
+      if (kTestFlags && (pending & bit) == 0) continue;
+      const uint64_t hash = hashes[k];
+      const uint32_t index = ShardIndex(hash, num_shards);
+      if (kTestFlags) {
+        if (shards[index].writing.load(std::memory_order_seq_cst)) continue;
+        pending &= ~bit;
+      }
+      if constexpr (kSharedMapping<Ops>) {
+        const uint8_t* const table = direct_tables[index];
+        if (table == nullptr) {
+          others |= bit;
+          continue;
+        }
+        tables[k] = table;
+        positions[k] = Table::Locate(shared, hash);
+        Table::PrefetchInBytes(table, positions[k]);
+        located |= bit;
+      } else {
+        const CuckooFilter& filter = *shards[index].filter;
+        if (!filter.Uses<Ops>()) {
+          others |= bit;
+          continue;
+        }
+        filters[k] = &filter;
+        positions[k] = Ops::Locate(filter, hash);
+        filter.table().view().Prefetch(positions[k]);
+        located |= bit;
+      }
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if ((located >> k) & 1) {
+        if constexpr (kSharedMapping<Ops>) {
+          out[k] = Table::ContainsInBytes(tables[k], positions[k]);
+        } else {
+          out[k] = Ops::ContainsAt(*filters[k], positions[k]);
+        }
+      }
+    }
+    for (; others != 0; others &= others - 1) {
+      const size_t k = static_cast<size_t>(__builtin_ctzll(others));
+      out[k] =
+          shards[ShardIndex(hashes[k], num_shards)].filter->Contains(hashes[k]);
+    }
+    return kTestFlags ? pending : 0;
   }
 
   static uint32_t CheckedShardCount(uint32_t shards) {
@@ -479,6 +530,7 @@ class ConcurrentCuckooFilter {
   std::invoke_result_t<Op&, CuckooFilter&> WriteShard(Shard& shard, Op&& op) {
     std::lock_guard<std::mutex> lock(shard.mutex);
     shard.writing.store(true, std::memory_order_seq_cst);
+    writers_.fetch_add(1, std::memory_order_seq_cst);
     // Wait out the readers that entered before the flag went up; those that
     // enter later see it and leave (see "Memory ordering").
     for (ReaderSlot& slot : slots_) {
@@ -489,10 +541,12 @@ class ConcurrentCuckooFilter {
     // Whatever op did, even if it threw, the record is brought up to date
     // before the flag is lowered.
     struct Lower {
-      const ConcurrentCuckooFilter& self;
+      ConcurrentCuckooFilter& self;
       Shard& shard;
       ~Lower() {
-        self.UpdateProbeRecord(shard);
+        self.UpdateProbeRecord(
+            static_cast<size_t>(&shard - self.shards_.data()));
+        self.writers_.fetch_sub(1, std::memory_order_release);
         shard.writing.store(false, std::memory_order_release);
       }
     } lower{*this, shard};
@@ -501,6 +555,14 @@ class ConcurrentCuckooFilter {
 
   std::vector<Shard> shards_;
   mutable ReaderSlot slots_[kReaderSlots];
+  // The writers between W2 and W5 of "Memory ordering", in any shard. It
+  // starts a cache line that writers write and batches read, as they read
+  // the fields after it, which do not change once the filter is made.
+  alignas(64) std::atomic<uint64_t> writers_{0};
+  // The shards' probe records: shard i's table bytes when a batch may probe
+  // them directly (ProbesDirectly), else null. Written with the shard's
+  // filter and read as it is (W4 and R3 of "Memory ordering").
+  std::vector<const uint8_t*> direct_tables_;
   // ContainsBatch's loops, compiled for the shards' table type, the test
   // of a shard for its direct probe, and the mapping shared by the shards
   // made together (ChooseBatchLookup).
