@@ -220,15 +220,32 @@ class PlainWordCodec : public Geometry {
 // A 12-bit code of the four sorted high nibbles, then four (f - 4)-bit low
 // parts L: 4 (f - 1) bits. The code decodes to the four nibbles in four
 // 4-bit lanes, and the low parts are four L-bit lanes. A fingerprint is in
-// the bucket when some lane s matches in both: each side is a lane test,
-// and the geometry combines the two (MatchingSlots). The compiled one
-// gathers the low lanes' hits into bits 0..3 with one multiply by
-// constants; the runtime one spreads the nibble lanes' hits onto the low
-// lanes' tops with a table it computed, which costs less than a multiply
-// and shifts by amounts held in registers. With f <= 15 code and low parts
+// the bucket when some slot s matches in both. The nibble side is one
+// lookup (semi_sort::SlotsWithNibble: the slots holding the query's nibble),
+// the low side a lane test, and a table of 16 masks (LowTopsOfSlots, a
+// constant of the compiled geometries, computed once by the runtime one)
+// spreads the slots of the first onto the low lanes' tops of the second,
+// with one load and no multiply or shift. With f <= 15 code and low parts
 // share one load, at f = 16 and 17 still (their buckets start at multiples
 // of 4 and 8 bits), and up to f = 18 the low parts alone fit one
 // (4 L <= 56).
+
+// The tops of the L-bit low lanes of each set of slots (bit s for slot s).
+struct LowTopsOfSlots {
+  uint64_t of[16];
+};
+
+constexpr LowTopsOfSlots MakeLowTopsOfSlots(int low_bits) {
+  LowTopsOfSlots table{};
+  for (uint32_t slots = 0; slots < 16; ++slots) {
+    for (int slot = 0; slot < 4; ++slot) {
+      if ((slots >> slot) & 1) {
+        table.of[slots] |= uint64_t{1} << (slot * low_bits + low_bits - 1);
+      }
+    }
+  }
+  return table;
+}
 
 template <int kFingerprintBitsOfSlot>
 struct FixedSemiSortedGeometry {
@@ -253,34 +270,11 @@ struct FixedSemiSortedGeometry {
   static constexpr uint64_t low_ones() { return bits::LaneOnes(4, kLowBits); }
   static constexpr uint64_t low_tops() { return low_ones() << (kLowBits - 1); }
 
-  // Nonzero with one bit per slot that holds the fingerprint, given the
-  // slots whose nibble matched (bit s for slot s) and the low lanes' ZeroLanes
-  // hits. With L = kLowBits > 3, multiplying the hits (moved to bits s L) by
-  // kGather moves bit s L to 3 L + s: the partial product of bit s L and
-  // term t lands at 3 L + t + (s - t) L, no two partial products share a bit
-  // (|t - t'| < L), so nothing carries into the four result bits (those past
-  // bit 63 drop). Lanes of up to 3 bits are gathered one by one.
-  CUCKOO_ALWAYS_INLINE static uint64_t MatchingSlots(uint32_t nibble_lanes,
-                                                     uint64_t low_hits) {
-    if constexpr (kLowBits > 3) {
-      constexpr uint64_t kGather = [] {
-        uint64_t multiplier = 0;
-        for (int t = 0; t < 4; ++t) {
-          multiplier |= uint64_t{1} << (3 * kLowBits - t * kLowBits + t);
-        }
-        return multiplier;
-      }();
-      return nibble_lanes &
-             ((((low_hits >> (kLowBits - 1)) * kGather) >> (3 * kLowBits)) &
-              0xF);
-    } else {
-      uint64_t lanes = 0;
-      for (int slot = 0; slot < 4; ++slot) {
-        lanes |= ((low_hits >> (slot * kLowBits + kLowBits - 1)) & 1) << slot;
-      }
-      return nibble_lanes & lanes;
-    }
+  static constexpr const LowTopsOfSlots& low_tops_of_slots() {
+    return kLowTopsOfSlots;
   }
+  static constexpr LowTopsOfSlots kLowTopsOfSlots =
+      MakeLowTopsOfSlots(kLowBits);
 };
 
 class RuntimeSemiSortedGeometry {
@@ -295,18 +289,10 @@ class RuntimeSemiSortedGeometry {
         one_load_(bits::FieldFitsOneLoad(bits_)),
         low_mask_(bits::Mask(low_bits_)),
         low_ones_(low_bits_ == 0 ? 0 : bits::LaneOnes(4, low_bits_)),
-        low_tops_(low_bits_ == 0 ? 0 : low_ones_ << (low_bits_ - 1)) {
-    // 4-bit fingerprints have no low lanes; MatchBits does not use it.
-    if (low_bits_ == 0) return;
-    for (uint32_t lanes = 0; lanes < 16; ++lanes) {
-      for (int slot = 0; slot < 4; ++slot) {
-        if ((lanes >> slot) & 1) {
-          low_tops_of_slots_[lanes] |= uint64_t{1}
-                                       << (slot * low_bits_ + low_bits_ - 1);
-        }
-      }
-    }
-  }
+        low_tops_(low_bits_ == 0 ? 0 : low_ones_ << (low_bits_ - 1)),
+        // 4-bit fingerprints have no low lanes; MatchBits does not use it.
+        low_tops_of_slots_(low_bits_ == 0 ? LowTopsOfSlots{}
+                                          : MakeLowTopsOfSlots(low_bits_)) {}
 
   static constexpr int slots() { return 4; }
   int fingerprint_bits() const { return fingerprint_bits_; }
@@ -316,14 +302,7 @@ class RuntimeSemiSortedGeometry {
   uint64_t low_mask() const { return low_mask_; }
   uint64_t low_ones() const { return low_ones_; }
   uint64_t low_tops() const { return low_tops_; }
-
-  // As FixedSemiSortedGeometry's: the low lanes' tops of the slots whose
-  // nibble matched, from a table, ANDed with the low lanes' hits. For
-  // low_bits() > 0.
-  CUCKOO_ALWAYS_INLINE uint64_t MatchingSlots(uint32_t nibble_lanes,
-                                              uint64_t low_hits) const {
-    return low_hits & low_tops_of_slots_[nibble_lanes];
-  }
+  const LowTopsOfSlots& low_tops_of_slots() const { return low_tops_of_slots_; }
 
  private:
   int fingerprint_bits_ = 13;
@@ -333,7 +312,7 @@ class RuntimeSemiSortedGeometry {
   uint64_t low_mask_ = 0;
   uint64_t low_ones_ = 0;
   uint64_t low_tops_ = 0;
-  uint64_t low_tops_of_slots_[16] = {};
+  LowTopsOfSlots low_tops_of_slots_{};
 };
 
 template <typename Geometry>
@@ -349,23 +328,18 @@ class SemiSortedCodec : public Geometry {
   using Geometry::one_load;
   using Geometry::slots;
 
-  // Nonzero with one bit per slot holding `fingerprint`.
+  // Nonzero with one bit per slot holding `fingerprint`: bit s, or with low
+  // parts the top of slot s's low lane.
   CUCKOO_ALWAYS_INLINE uint64_t MatchBits(const uint8_t* data, uint32_t bucket,
                                           uint32_t fingerprint) const {
     const Parts parts = ReadParts(data, bucket);
-    const uint32_t nibbles = semi_sort::DecodeNibbles(parts.code);
-    const uint64_t nibble_hits = bits::ZeroLanes(
-        nibbles ^ ((fingerprint >> low_bits()) * 0x1111u), 0x1111, 0x8888);
-    // Gather the lane tops (bits 3, 7, 11, 15) into bits 12..15: the
-    // multiplier's partial products below bit 12 sum to less than 2^12, so
-    // they cannot carry into the result.
-    const uint32_t nibble_lanes =
-        static_cast<uint32_t>((((nibble_hits >> 3) * 0x1248u) >> 12) & 0xF);
-    if (low_bits() == 0) return nibble_lanes;
+    const uint32_t nibble_slots =
+        semi_sort::SlotsWithNibble(parts.code, fingerprint >> low_bits());
+    if (low_bits() == 0) return nibble_slots;
     const uint64_t low_hits =
         bits::ZeroLanes(parts.lows ^ ((fingerprint & low_mask()) * low_ones()),
                         low_ones(), low_tops());
-    return this->MatchingSlots(nibble_lanes, low_hits);
+    return low_hits & this->low_tops_of_slots().of[nibble_slots];
   }
   CUCKOO_ALWAYS_INLINE bool Contains(const uint8_t* data, uint32_t bucket,
                                      uint32_t fingerprint) const {
