@@ -875,7 +875,7 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
   }
 }
 
-// Ours against ours: the sharded filter's lookups (64 shards, the default)
+// Ours against ours: the sharded filter's lookups (its default shards, 64)
 // against one CuckooFilter's of as many buckets in all, plain 12-bit, both
 // filled with the same keys to kShardedLoad. Each shard holds the keys its
 // hash picks, so shards fill unevenly: at 95% on average the fullest would
@@ -883,7 +883,9 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
 constexpr double kShardedLoad = 0.90;
 
 void CompareSharded(const Run& run) {
-  const std::string comparison = "ours 64 shards vs ours one filter, plain 12";
+  const std::string comparison =
+      "ours " + std::to_string(cuckoo::ConcurrentCuckooFilter::kDefaultShards) +
+      " shards vs ours one filter, plain 12";
   const cuckoo::BucketLayout plain12{4, 12, false};
   ShardedFilter sharded(run.num_buckets, plain12);
   RuntimeInteger single(run.num_buckets, plain12);
@@ -1094,14 +1096,16 @@ void PrintHeader(const Settings& settings) {
       "- RedisBloom's filter and hash are calls into separately compiled C "
       "objects, as in RedisBloom; the other filters are templates inlined "
       "into the timed loops\n"
-      "- \"ours 64 shards vs ours one filter\": no peer; "
-      "cuckoo::ConcurrentCuckooFilter (64 shards) in the ours column, one "
+      "- \"ours %u shards vs ours one filter\": no peer; "
+      "cuckoo::ConcurrentCuckooFilter (%u shards) in the ours column, one "
       "cuckoo::CuckooFilter of as many buckets in the peer column, both "
       "filled with the same keys to %.0f%% (shards fill unevenly) and called "
       "alike, one lookup or 32 a call\n\n",
       CpuModel().c_str(), kCompiler, static_cast<unsigned long long>(kKeySeed),
       100 * kTargetLoad, static_cast<unsigned long long>(kMixSeed),
-      settings.repetitions, settings.min_seconds, 100 * kShardedLoad);
+      settings.repetitions, settings.min_seconds,
+      cuckoo::ConcurrentCuckooFilter::kDefaultShards,
+      cuckoo::ConcurrentCuckooFilter::kDefaultShards, 100 * kShardedLoad);
 }
 
 }  // namespace
