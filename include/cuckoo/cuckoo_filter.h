@@ -928,9 +928,19 @@ class CuckooFilter {
     return result;
   }
 
+  // The stash is read out of line, and given the key's position by value:
+  // a reference would make every lookup store the position in memory for
+  // the rare call.
   CUCKOO_ALWAYS_INLINE bool InStashOrTable(bool in_table,
                                            const KeyPosition& position) const {
-    return stash_.empty() ? in_table : in_table || StashCount(position) > 0;
+    return stash_.empty()
+               ? in_table
+               : in_table || StashHolds(position.bucket, position.alternate,
+                                        position.fingerprint);
+  }
+  CUCKOO_NOINLINE bool StashHolds(uint32_t bucket, uint32_t alternate,
+                                  uint32_t fingerprint) const {
+    return StashCount(KeyPosition{bucket, alternate, fingerprint}) > 0;
   }
 
   static const CuckooFilterOptions& CheckedOptions(
