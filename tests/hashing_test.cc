@@ -195,6 +195,26 @@ TEST(SemiSortTest, EveryMultisetHasAUniqueCodeThatDecodesBack) {
   }
 }
 
+// The insert's code table against sorting and encoding: every bucket with
+// an empty slot (first nibble 0) and every new nibble.
+TEST(SemiSortTest, CodeAfterInsertIsTheCodeOfTheSortedNewNibbles) {
+  for (uint32_t n3 = 0; n3 < 16; ++n3) {
+    for (uint32_t n2 = 0; n2 <= n3; ++n2) {
+      for (uint32_t n1 = 0; n1 <= n2; ++n1) {
+        const uint32_t code = semi_sort::EncodeSortedNibbles(0, n1, n2, n3);
+        for (uint32_t nibble = 0; nibble < 16; ++nibble) {
+          uint32_t sorted[4] = {n1, n2, n3, nibble};
+          std::sort(sorted, sorted + 4);
+          EXPECT_EQ(semi_sort::CodeAfterInsert(code, nibble),
+                    semi_sort::EncodeSortedNibbles(sorted[0], sorted[1],
+                                                   sorted[2], sorted[3]))
+              << n1 << " " << n2 << " " << n3 << " + " << nibble;
+        }
+      }
+    }
+  }
+}
+
 std::vector<BucketLayout> AllLayouts() {
   std::vector<BucketLayout> layouts;
   for (int b : {2, 4, 8}) {

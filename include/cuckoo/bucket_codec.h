@@ -429,10 +429,10 @@ class SemiSortedCodec : public Geometry {
   // values v_s = nibble_s << L | low_s, spread into 16-bit lanes (f <= 15
   // bits and a guard bit), subtracted from copies of value with the guard
   // bits set; a guard survives where v_s <= value, and v_0 = 0 always
-  // counts. The nibbles' 4-bit lanes and the low parts' L-bit lanes then
-  // move by masks, and the code is the rank of the new nibbles. The result
-  // is bit for bit what StoreSorting writes (the agreement tests compare
-  // them).
+  // counts. The low parts' L-bit lanes then move by masks, and the new code
+  // is one lookup by the old code and value's nibble
+  // (semi_sort::CodeAfterInsert). The result is bit for bit what
+  // StoreSorting writes (the agreement tests compare them).
   static constexpr int kMaxLowBitsOfInsertByLanes = 11;
   CUCKOO_ALWAYS_INLINE bool InsertByLanes(uint8_t* data, uint32_t bucket,
                                           uint32_t value) const {
@@ -463,15 +463,11 @@ class SemiSortedCodec : public Geometry {
     const int rank = static_cast<int>(((at_most >> 15) * kOnes16) >> 48);
     const int below = rank - 1;
 
-    const uint32_t new_nibbles = ((nibbles >> 4) & ((1u << (4 * below)) - 1)) |
-                                 (value >> l) << (4 * below) |
-                                 (nibbles & (0xFFFFu << (4 * rank)));
     const uint64_t new_lows = ((lows >> l) & bits::Mask(l * below)) |
                               uint64_t{value & low_mask()} << (l * below) |
                               (lows & (~uint64_t{0} << (l * rank)));
-    const uint32_t code = semi_sort::EncodeSortedNibbles(
-        new_nibbles & 0xFu, (new_nibbles >> 4) & 0xFu,
-        (new_nibbles >> 8) & 0xFu, (new_nibbles >> 12) & 0xFu);
+    const uint32_t code =
+        semi_sort::CodeAfterInsert(static_cast<uint32_t>(word), value >> l);
     const uint64_t new_bits = code | new_lows << semi_sort::kCodeBits;
     const uint64_t old_bits = word & bits::Mask(bucket_bits());
     bits::StoreLittleEndian64(bytes, raw ^ ((old_bits ^ new_bits) << shift));

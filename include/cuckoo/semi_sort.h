@@ -28,6 +28,14 @@
 // masks of 4 bits, bit 4 q + s set when slot s holds q (32 KiB, built from
 // the first, so corrupt codes answer as their all-15 nibbles do). It saves
 // the comparison of four lanes and the gathering of their results.
+//
+// An insert into a bucket with an empty slot needs only the new code: the
+// empty slot's 0 sorts first, and the new nibbles are the other three with
+// the new one among them. A third table gives that code for each code
+// whose first nibble is 0 and each new nibble (128 KiB, 2 bytes for each of
+// 16 x 4096 pairs), instead of rearranging the nibbles and ranking them
+// again: the bucket's work after its load is what limits how many inserts
+// one core overlaps on a table larger than the caches.
 #pragma once
 
 #include <array>
@@ -112,6 +120,36 @@ constexpr SlotsByNibbleTable MakeSlotsByNibbleTable() {
 
 inline constexpr SlotsByNibbleTable kSlotsByNibble = MakeSlotsByNibbleTable();
 
+struct CodeAfterInsertTable {
+  // Entry 16 c + q: the code of code c's nibbles with the first (a 0)
+  // dropped and q added; 0 where c's first nibble is not 0.
+  uint16_t code[(1u << kCodeBits) * 16];
+};
+
+// Filled only where the first nibble is 0 (816 of the 4096 codes): a
+// smaller constant to evaluate in every translation unit.
+constexpr CodeAfterInsertTable MakeCodeAfterInsertTable() {
+  CodeAfterInsertTable table{};
+  for (uint32_t n3 = 0; n3 < 16; ++n3) {
+    for (uint32_t n2 = 0; n2 <= n3; ++n2) {
+      for (uint32_t n1 = 0; n1 <= n2; ++n1) {
+        const uint32_t code = RankSorted(0, n1, n2, n3);
+        for (uint32_t q = 0; q < 16; ++q) {
+          const uint32_t rank = q <= n1   ? RankSorted(q, n1, n2, n3)
+                                : q <= n2 ? RankSorted(n1, q, n2, n3)
+                                : q <= n3 ? RankSorted(n1, n2, q, n3)
+                                          : RankSorted(n1, n2, n3, q);
+          table.code[code * 16 + q] = static_cast<uint16_t>(rank);
+        }
+      }
+    }
+  }
+  return table;
+}
+
+inline constexpr CodeAfterInsertTable kCodeAfterInsert =
+    MakeCodeAfterInsertTable();
+
 }  // namespace internal
 
 // The 12-bit code of four nibbles given in ascending order.
@@ -124,6 +162,16 @@ inline uint32_t EncodeSortedNibbles(uint32_t n0, uint32_t n1, uint32_t n2,
 // [4s, 4s + 4)). Any 12-bit input is safe.
 inline uint32_t DecodeNibbles(uint32_t code) {
   return internal::kDecode.packed[code & ((1u << kCodeBits) - 1)];
+}
+
+// The code of a bucket after an insert into its empty slot: code's nibbles,
+// the first of which must be 0 (an empty slot sorts first), with that 0
+// dropped and nibble & 15 added. One lookup in a 128 KiB table, for the
+// insert's work after its bucket's load (see SemiSortedCodec's
+// InsertByLanes).
+inline uint32_t CodeAfterInsert(uint32_t code, uint32_t nibble) {
+  return internal::kCodeAfterInsert
+      .code[(code & ((1u << kCodeBits) - 1)) * 16 + (nibble & 0xFu)];
 }
 
 // The slots (bit s for slot s, in DecodeNibbles' order) whose nibble is
