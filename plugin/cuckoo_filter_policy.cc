@@ -540,7 +540,7 @@ class CuckooFilterBitsReader : public FilterBitsReader {
     const cuckoo::KeyPosition position =
         Table::Locate(hashing_, cuckoo::HashKey(key.data(), key.size()));
     // Both cache misses start before either bucket is decoded.
-    table_.Prefetch(position);
+    Table::Prefetch(table_, position);
     return Table::Contains(table_, position);
   }
 
@@ -548,11 +548,14 @@ class CuckooFilterBitsReader : public FilterBitsReader {
   // before the first probe, so the cache misses overlap.
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
     cuckoo::LocatePrefetchProbe(
-        table_, num_keys < 0 ? 0 : static_cast<size_t>(num_keys),
+        num_keys < 0 ? 0 : static_cast<size_t>(num_keys),
         [&](size_t i) {
           const Slice& key = *keys[i];
           return Table::Locate(hashing_,
                                cuckoo::HashKey(key.data(), key.size()));
+        },
+        [&](const cuckoo::KeyPosition& position) {
+          Table::Prefetch(table_, position);
         },
         [&](size_t i, const cuckoo::KeyPosition& position) {
           may_match[i] = Table::Contains(table_, position);

@@ -110,18 +110,19 @@ class BucketTableView {
 inline constexpr size_t kProbeChunk = 32;
 
 // The batched lookup of the dynamic filter and of the plugin's reader: for
-// up to kProbeChunk keys at a time, locate(i) gives key i's position and both
-// of its buckets are prefetched; then probe(i, position) runs for each, so
-// that the cache misses of a chunk overlap instead of following each other.
-template <typename Locate, typename Probe>
-void LocatePrefetchProbe(const BucketTableView& view, size_t count,
-                         Locate&& locate, Probe&& probe) {
+// up to kProbeChunk keys at a time, locate(i) gives key i's position and
+// prefetch(position) fetches both of its buckets; then probe(i, position)
+// runs for each, so that the cache misses of a chunk overlap instead of
+// following each other.
+template <typename Locate, typename Prefetch, typename Probe>
+void LocatePrefetchProbe(size_t count, Locate&& locate, Prefetch&& prefetch,
+                         Probe&& probe) {
   KeyPosition positions[kProbeChunk];
   for (size_t begin = 0; begin < count; begin += kProbeChunk) {
     const size_t n = std::min(kProbeChunk, count - begin);
     for (size_t i = 0; i < n; ++i) {
       positions[i] = locate(begin + i);
-      view.Prefetch(positions[i]);
+      prefetch(positions[i]);
     }
     for (size_t i = 0; i < n; ++i) probe(begin + i, positions[i]);
   }

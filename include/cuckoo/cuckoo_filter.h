@@ -611,8 +611,10 @@ class CuckooFilter {
     static void ContainsEach(const CuckooFilter& filter, size_t count,
                              HashOf&& hash_of, bool* out) {
       LocatePrefetchProbe(
-          filter.table_.view(), count,
-          [&](size_t i) { return Locate(filter, hash_of(i)); },
+          count, [&](size_t i) { return Locate(filter, hash_of(i)); },
+          [&](const KeyPosition& position) {
+            Table::Prefetch(filter.table_.view(), position);
+          },
           [&](size_t i, const KeyPosition& position) {
             out[i] = ContainsAt(filter, position);
           });
@@ -654,7 +656,7 @@ class CuckooFilter {
         const size_t slot = i % kInsertAhead;
         hashes[slot] = hash_of(i);
         positions[slot] = Locate(filter, hashes[slot]);
-        filter.table_.view().Prefetch(positions[slot]);
+        Table::Prefetch(filter.table_.view(), positions[slot]);
       };
       for (size_t i = 0; i < std::min(count, kInsertAhead); ++i) fetch(i);
       const int moved_bits = filter.hashing_.moved_bits();

@@ -97,6 +97,16 @@ struct TableOver : Mapping {
     __builtin_prefetch(data + ((position.bucket * kBits) >> 3));
     __builtin_prefetch(data + ((position.alternate * kBits) >> 3));
   }
+  // Fetches both buckets of a key: for a compiled codec at addresses
+  // computed with its constant bucket width.
+  CUCKOO_ALWAYS_INLINE static void Prefetch(const BucketTableView& table,
+                                            const KeyPosition& position) {
+    if constexpr (std::is_same_v<Codec, AnyBucketCodec>) {
+      table.Prefetch(position);
+    } else {
+      PrefetchInBytes(table.data(), position);
+    }
+  }
   CUCKOO_ALWAYS_INLINE static bool HasEmptySlot(const BucketTableView& table,
                                                 uint32_t bucket) {
     return CodecOf(table).MatchBits(table.data(), bucket, 0) != 0;
