@@ -612,12 +612,15 @@ class CuckooFilterChunkLoader {
       return fail("chunk " + std::to_string(sequence) + " of a dump of " +
                   std::to_string(num_chunks) + " chunks");
     }
-    if (sequence == 0) loader_ = CuckooFilterLoader(total_size);
-    if (offset != loader_.bytes_loaded()) {
+    // Chunk 0 starts a fresh loader, built in place: move-assigning one
+    // whose table is still empty trips GCC 12's -Wmaybe-uninitialized in
+    // C++20 builds.
+    if (sequence == 0) loader_.emplace(total_size);
+    if (offset != loader_->bytes_loaded()) {
       return fail("the chunk starts at byte " + std::to_string(offset) +
-                  ", not at " + std::to_string(loader_.bytes_loaded()));
+                  ", not at " + std::to_string(loader_->bytes_loaded()));
     }
-    if (!loader_.Append(chunk + s::kChunkHeaderBytes, payload, error)) {
+    if (!loader_->Append(chunk + s::kChunkHeaderBytes, payload, error)) {
       return false;
     }
     dump_id_ = dump_id;
@@ -629,7 +632,7 @@ class CuckooFilterChunkLoader {
 
   bool complete() const {
     return next_sequence_ != 0 && next_sequence_ == num_chunks_ &&
-           loader_.complete();
+           loader_->complete();
   }
 
   // After the last chunk: the filter, or nullopt with *error set (missing
@@ -642,11 +645,12 @@ class CuckooFilterChunkLoader {
       }
       return std::nullopt;
     }
-    return loader_.Finish(error);
+    return loader_->Finish(error);
   }
 
  private:
-  CuckooFilterLoader loader_;
+  // Engaged from chunk 0 on: next_sequence_ > 0 implies a loader.
+  std::optional<CuckooFilterLoader> loader_;
   uint32_t next_sequence_ = 0;
   uint32_t num_chunks_ = 0;
   uint64_t dump_id_ = 0;
