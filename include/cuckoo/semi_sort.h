@@ -135,11 +135,11 @@ constexpr CodeAfterInsertTable MakeCodeAfterInsertTable() {
       for (uint32_t n1 = 0; n1 <= n2; ++n1) {
         const uint32_t code = RankSorted(0, n1, n2, n3);
         for (uint32_t q = 0; q < 16; ++q) {
-          const uint32_t rank = q <= n1   ? RankSorted(q, n1, n2, n3)
-                                : q <= n2 ? RankSorted(n1, q, n2, n3)
-                                : q <= n3 ? RankSorted(n1, n2, q, n3)
-                                          : RankSorted(n1, n2, n3, q);
-          table.code[code * 16 + q] = static_cast<uint16_t>(rank);
+          const uint32_t new_code = q <= n1   ? RankSorted(q, n1, n2, n3)
+                                    : q <= n2 ? RankSorted(n1, q, n2, n3)
+                                    : q <= n3 ? RankSorted(n1, n2, q, n3)
+                                              : RankSorted(n1, n2, n3, q);
+          table.code[code * 16 + q] = static_cast<uint16_t>(new_code);
         }
       }
     }
