@@ -410,6 +410,29 @@ class ConcurrentCuckooFilter {
     KeyPosition positions[kProbeChunk];
     uint64_t located = 0;  // positions[k] and tables[k] or filters[k] set
     uint64_t others = 0;   // for their shard's Contains
+    if constexpr (!kTestFlags && kSharedMapping<Ops>) {
+      // Every key is answered: a null record, rare, is the only mark a key
+      // needs, and no set of located keys is kept.
+      for (size_t k = 0; k < n; ++k) {
+        const uint64_t hash = hashes[k];
+        const uint8_t* const table =
+            direct_tables[ShardIndex(hash, num_shards)];
+        tables[k] = table;
+        positions[k] = Table::Locate(shared, hash);
+        if (table == nullptr) {
+          others |= uint64_t{1} << k;
+          continue;
+        }
+        Table::PrefetchInBytes(table, positions[k]);
+      }
+      for (size_t k = 0; k < n; ++k) {
+        if (tables[k] != nullptr) {
+          out[k] = Table::ContainsInBytes(tables[k], positions[k]);
+        }
+      }
+      AnswerOthers(shards, num_shards, hashes, others, out);
+      return 0;
+    }
     for (size_t k = 0; k < n; ++k) {
       const uint64_t bit = uint64_t{1} << k;
       if (kTestFlags && (pending & bit) == 0) continue;
@@ -450,12 +473,18 @@ class ConcurrentCuckooFilter {
         }
       }
     }
+    AnswerOthers(shards, num_shards, hashes, others, out);
+    return kTestFlags ? pending : 0;
+  }
+
+  // The keys of `others`, through their shard's Contains.
+  static void AnswerOthers(const Shard* shards, uint32_t num_shards,
+                           const uint64_t* hashes, uint64_t others, bool* out) {
     for (; others != 0; others &= others - 1) {
       const size_t k = static_cast<size_t>(__builtin_ctzll(others));
       out[k] =
           shards[ShardIndex(hashes[k], num_shards)].filter->Contains(hashes[k]);
     }
-    return kTestFlags ? pending : 0;
   }
 
   static uint32_t CheckedShardCount(uint32_t shards) {
