@@ -405,36 +405,18 @@ class ConcurrentCuckooFilter {
     const Shard* const shards = self.shards_.data();
     const uint8_t* const* const direct_tables = self.direct_tables_.data();
     const uint32_t num_shards = self.NumShards();
+    // Key k is probed directly where tables[k] (a shared mapping) or
+    // filters[k] (otherwise) is set, at positions[k]; null marks a key left
+    // pending or answered by its shard's Contains, so that with no flag
+    // tested every key's bookkeeping is that one pointer.
     const CuckooFilter* filters[kProbeChunk];
     const uint8_t* tables[kProbeChunk];
     KeyPosition positions[kProbeChunk];
-    uint64_t located = 0;  // positions[k] and tables[k] or filters[k] set
-    uint64_t others = 0;   // for their shard's Contains
-    if constexpr (!kTestFlags && kSharedMapping<Ops>) {
-      // Every key is answered: a null record, rare, is the only mark a key
-      // needs, and no set of located keys is kept.
-      for (size_t k = 0; k < n; ++k) {
-        const uint64_t hash = hashes[k];
-        const uint8_t* const table =
-            direct_tables[ShardIndex(hash, num_shards)];
-        tables[k] = table;
-        positions[k] = Table::Locate(shared, hash);
-        if (table == nullptr) {
-          others |= uint64_t{1} << k;
-          continue;
-        }
-        Table::PrefetchInBytes(table, positions[k]);
-      }
-      for (size_t k = 0; k < n; ++k) {
-        if (tables[k] != nullptr) {
-          out[k] = Table::ContainsInBytes(tables[k], positions[k]);
-        }
-      }
-      AnswerOthers(shards, num_shards, hashes, others, out);
-      return 0;
-    }
+    uint64_t others = 0;  // for their shard's Contains
     for (size_t k = 0; k < n; ++k) {
       const uint64_t bit = uint64_t{1} << k;
+      tables[k] = nullptr;
+      filters[k] = nullptr;
       if (kTestFlags && (pending & bit) == 0) continue;
       const uint64_t hash = hashes[k];
       const uint32_t index = ShardIndex(hash, num_shards);
@@ -444,14 +426,13 @@ class ConcurrentCuckooFilter {
       }
       if constexpr (kSharedMapping<Ops>) {
         const uint8_t* const table = direct_tables[index];
+        tables[k] = table;
         if (table == nullptr) {
           others |= bit;
           continue;
         }
-        tables[k] = table;
         positions[k] = Table::Locate(shared, hash);
         Table::PrefetchInBytes(table, positions[k]);
-        located |= bit;
       } else {
         const CuckooFilter& filter = *shards[index].filter;
         if (!filter.Uses<Ops>()) {
@@ -461,30 +442,25 @@ class ConcurrentCuckooFilter {
         filters[k] = &filter;
         positions[k] = Ops::Locate(filter, hash);
         filter.table().view().Prefetch(positions[k]);
-        located |= bit;
       }
     }
     for (size_t k = 0; k < n; ++k) {
-      if ((located >> k) & 1) {
-        if constexpr (kSharedMapping<Ops>) {
+      if constexpr (kSharedMapping<Ops>) {
+        if (tables[k] != nullptr) {
           out[k] = Table::ContainsInBytes(tables[k], positions[k]);
-        } else {
+        }
+      } else {
+        if (filters[k] != nullptr) {
           out[k] = Ops::ContainsAt(*filters[k], positions[k]);
         }
       }
     }
-    AnswerOthers(shards, num_shards, hashes, others, out);
-    return kTestFlags ? pending : 0;
-  }
-
-  // The keys of `others`, through their shard's Contains.
-  static void AnswerOthers(const Shard* shards, uint32_t num_shards,
-                           const uint64_t* hashes, uint64_t others, bool* out) {
     for (; others != 0; others &= others - 1) {
       const size_t k = static_cast<size_t>(__builtin_ctzll(others));
       out[k] =
           shards[ShardIndex(hashes[k], num_shards)].filter->Contains(hashes[k]);
     }
+    return kTestFlags ? pending : 0;
   }
 
   static uint32_t CheckedShardCount(uint32_t shards) {
