@@ -91,6 +91,21 @@ inline constexpr uint64_t LaneOnes(int lanes, int width) {
   return ones;
 }
 
+// `value` (which fits in one lane) copied into every lane of `ones`. A
+// compiler turns a multiply by a constant with few bits set into shifts and
+// adds: for 12- and 16-bit lanes, four or five instructions where one
+// multiply does, on paths whose cost is their instruction count. A
+// constant that fits an instruction's 32-bit immediate is left to the
+// compiler, which multiplies by it directly; a larger one goes through an
+// empty asm, which hides its value and leaves one multiply. A value known
+// only at run time is multiplied as it is.
+CUCKOO_ALWAYS_INLINE uint64_t Broadcast(uint64_t value, uint64_t ones) {
+  if (__builtin_constant_p(ones) && ones > 0x7FFFFFFFu) {
+    __asm__("" : "+r"(ones));
+  }
+  return value * ones;
+}
+
 // The top bit of every zero lane of `word`, for lanes described by their
 // bottom (`ones`) and top (`tops`) bits. Exact: adding 2^(w-1) - 1 to the
 // low w - 1 bits of a lane sets its top bit unless they are all zero, and

@@ -151,7 +151,8 @@ class PlainWordCodec : public Geometry {
   CUCKOO_ALWAYS_INLINE uint64_t MatchBits(const uint8_t* data, uint32_t bucket,
                                           uint32_t fingerprint) const {
     const uint64_t word = bits::LoadAt(data, Position(bucket));
-    return bits::AnyZeroLane(word ^ (fingerprint * ones()), ones(), tops());
+    return bits::AnyZeroLane(word ^ bits::Broadcast(fingerprint, ones()),
+                             ones(), tops());
   }
   CUCKOO_ALWAYS_INLINE bool Contains(const uint8_t* data, uint32_t bucket,
                                      uint32_t fingerprint) const {
@@ -160,7 +161,8 @@ class PlainWordCodec : public Geometry {
   CUCKOO_ALWAYS_INLINE int Count(const uint8_t* data, uint32_t bucket,
                                  uint32_t fingerprint) const {
     return __builtin_popcountll(bits::ZeroLanes(
-        Read(data, bucket) ^ (fingerprint * ones()), ones(), tops()));
+        Read(data, bucket) ^ bits::Broadcast(fingerprint, ones()), ones(),
+        tops()));
   }
   int Occupancy(const uint8_t* data, uint32_t bucket) const {
     return slots() - Count(data, bucket, 0);
@@ -177,8 +179,8 @@ class PlainWordCodec : public Geometry {
   // `from`; XOR turns it into `to`.
   CUCKOO_ALWAYS_INLINE bool Replace(uint8_t* data, uint32_t bucket,
                                     uint32_t from, uint32_t to) const {
-    const uint64_t hits =
-        bits::ZeroLanes(Read(data, bucket) ^ (from * ones()), ones(), tops());
+    const uint64_t hits = bits::ZeroLanes(
+        Read(data, bucket) ^ bits::Broadcast(from, ones()), ones(), tops());
     if (hits == 0) return false;
     const int shift = __builtin_ctzll(hits) + 1 - fingerprint_bits();
     bits::Flip(data, Position(bucket), uint64_t{from ^ to} << shift);
@@ -336,9 +338,9 @@ class SemiSortedCodec : public Geometry {
     const uint32_t nibble_slots =
         semi_sort::SlotsWithNibble(parts.code, fingerprint >> low_bits());
     if (low_bits() == 0) return nibble_slots;
-    const uint64_t low_hits =
-        bits::ZeroLanes(parts.lows ^ ((fingerprint & low_mask()) * low_ones()),
-                        low_ones(), low_tops());
+    const uint64_t low_hits = bits::ZeroLanes(
+        parts.lows ^ bits::Broadcast(fingerprint & low_mask(), low_ones()),
+        low_ones(), low_tops());
     return low_hits & this->low_tops_of_slots().of[nibble_slots];
   }
   CUCKOO_ALWAYS_INLINE bool Contains(const uint8_t* data, uint32_t bucket,
