@@ -405,38 +405,53 @@ class ConcurrentCuckooFilter {
     const Shard* const shards = self.shards_.data();
     const uint8_t* const* const direct_tables = self.direct_tables_.data();
     const uint32_t num_shards = self.NumShards();
-    // Key k is probed directly where tables[k] (a shared mapping) or
-    // filters[k] (otherwise) is set, at positions[k]; null marks a key left
-    // pending or answered by its shard's Contains, so that with no flag
-    // tested every key's bookkeeping is that one pointer.
+    // Key k is probed directly at positions[k] of tables[k] (a shared
+    // mapping) or of filters[k] (otherwise). With a shared mapping, a key
+    // that its shard's Contains answers after the chunk is probed in a
+    // stand-in, the first bucket of kNoBuckets, which holds no fingerprint:
+    // with no flag tested, every key is probed with no test. A null pointer
+    // marks a key not probed at all: without a shared mapping, one that its
+    // shard's Contains answers; with kTestFlags, one left pending or
+    // answered in an earlier pass, whose answer must stay.
     const CuckooFilter* filters[kProbeChunk];
     const uint8_t* tables[kProbeChunk];
     KeyPosition positions[kProbeChunk];
     uint64_t others = 0;  // for their shard's Contains
-    for (size_t k = 0; k < n; ++k) {
-      const uint64_t bit = uint64_t{1} << k;
+    const auto not_probed = [&](size_t k) {
       tables[k] = nullptr;
       filters[k] = nullptr;
-      if (kTestFlags && (pending & bit) == 0) continue;
+    };
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t bit = uint64_t{1} << k;
+      if (kTestFlags && (pending & bit) == 0) {
+        not_probed(k);
+        continue;
+      }
       const uint64_t hash = hashes[k];
       const uint32_t index = ShardIndex(hash, num_shards);
       if (kTestFlags) {
-        if (shards[index].writing.load(std::memory_order_seq_cst)) continue;
+        if (shards[index].writing.load(std::memory_order_seq_cst)) {
+          not_probed(k);
+          continue;
+        }
         pending &= ~bit;
       }
       if constexpr (kSharedMapping<Ops>) {
         const uint8_t* const table = direct_tables[index];
-        tables[k] = table;
         if (table == nullptr) {
           others |= bit;
+          tables[k] = kNoBuckets;
+          positions[k] = KeyPosition{0, 0, 1};
           continue;
         }
+        tables[k] = table;
         positions[k] = Table::Locate(shared, hash);
         Table::PrefetchInBytes(table, positions[k]);
       } else {
         const CuckooFilter& filter = *shards[index].filter;
         if (!filter.Uses<Ops>()) {
           others |= bit;
+          not_probed(k);
           continue;
         }
         filters[k] = &filter;
@@ -446,7 +461,7 @@ class ConcurrentCuckooFilter {
     }
     for (size_t k = 0; k < n; ++k) {
       if constexpr (kSharedMapping<Ops>) {
-        if (tables[k] != nullptr) {
+        if (!kTestFlags || tables[k] != nullptr) {
           out[k] = Table::ContainsInBytes(tables[k], positions[k]);
         }
       } else {
@@ -572,6 +587,9 @@ class ConcurrentCuckooFilter {
   // of a shard for its direct probe, and the mapping shared by the shards
   // made together (ChooseBatchLookup).
   BatchLookup batch_lookup_ = nullptr;
+  // The stand-in table of ProbeChunk: its first bucket, of any compiled
+  // codec, reads as empty.
+  alignas(8) static constexpr uint8_t kNoBuckets[16] = {};
   bool (*probes_directly_)(const CuckooFilter&, const CuckooHashing&) = nullptr;
   CuckooHashing shared_mapping_{2, kMinFingerprintBits};
 };
