@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 
 #include "cuckoo/hashing.h"
 
@@ -32,13 +33,24 @@ inline constexpr bool FieldFitsOneLoad(int width) {
   return 8 - std::gcd(width, 8) + width <= 64;
 }
 
-CUCKOO_ALWAYS_INLINE uint64_t LoadLittleEndian64(const uint8_t* p) {
-  uint64_t value;
+// The 4- or 8-byte word at p, little-endian on every host.
+template <typename Word>
+CUCKOO_ALWAYS_INLINE Word LoadLittleEndian(const uint8_t* p) {
+  static_assert(std::is_same_v<Word, uint32_t> ||
+                std::is_same_v<Word, uint64_t>);
+  Word value;
   std::memcpy(&value, p, sizeof(value));
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  value = __builtin_bswap64(value);
+  if constexpr (sizeof(Word) == 8) {
+    value = __builtin_bswap64(value);
+  } else {
+    value = __builtin_bswap32(value);
+  }
 #endif
   return value;
+}
+CUCKOO_ALWAYS_INLINE uint64_t LoadLittleEndian64(const uint8_t* p) {
+  return LoadLittleEndian<uint64_t>(p);
 }
 
 CUCKOO_ALWAYS_INLINE void StoreLittleEndian64(uint8_t* p, uint64_t value) {

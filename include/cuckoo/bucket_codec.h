@@ -92,6 +92,8 @@ struct FixedPlainGeometry {
   static constexpr int kBits = kBucketSize * kFingerprintBits;
   static constexpr uint64_t kOnes = bits::LaneOnes(kSlots, kFingerprintBits);
   static constexpr uint64_t kTops = kOnes << (kFingerprintBits - 1);
+  // Buckets of exactly 32 bits: a key's two buckets fill one word.
+  static constexpr bool kPairInOneWord = kBits == 32;
   static_assert(bits::FieldFitsOneLoad(kBits), "one 8-byte load per bucket");
 
   static bool Matches(const BucketLayout& layout) {
@@ -108,6 +110,7 @@ struct FixedPlainGeometry {
 class RuntimePlainGeometry {
  public:
   static constexpr int kMaxSlots = kMaxBucketSize;
+  static constexpr bool kPairInOneWord = false;
   RuntimePlainGeometry() = default;
   // For a plain layout with bits::FieldFitsOneLoad(layout.BitsPerBucket()).
   explicit RuntimePlainGeometry(const BucketLayout& layout)
@@ -153,6 +156,24 @@ class PlainWordCodec : public Geometry {
     const uint64_t word = bits::LoadAt(data, Position(bucket));
     return bits::AnyZeroLane(word ^ bits::Broadcast(fingerprint, ones()),
                              ones(), tops());
+  }
+  // For 32-bit buckets (kPairInOneWord): nonzero exactly when a slot of
+  // `bucket` or of `alternate` holds `fingerprint`. The two buckets, one in
+  // each half of a word, are compared in one lane test instead of two.
+  CUCKOO_ALWAYS_INLINE uint64_t MatchBitsOfPair(const uint8_t* data,
+                                                uint32_t bucket,
+                                                uint32_t alternate,
+                                                uint32_t fingerprint) const {
+    static_assert(Geometry::kPairInOneWord);
+    constexpr uint64_t kPairOnes = Geometry::kOnes | Geometry::kOnes << 32;
+    constexpr uint64_t kPairTops = Geometry::kTops | Geometry::kTops << 32;
+    const uint64_t first =
+        bits::LoadLittleEndian<uint32_t>(data + uint64_t{bucket} * 4);
+    const uint64_t second =
+        bits::LoadLittleEndian<uint32_t>(data + uint64_t{alternate} * 4);
+    const uint64_t pair = first | second << 32;
+    return bits::AnyZeroLane(pair ^ bits::Broadcast(fingerprint, kPairOnes),
+                             kPairOnes, kPairTops);
   }
   CUCKOO_ALWAYS_INLINE bool Contains(const uint8_t* data, uint32_t bucket,
                                      uint32_t fingerprint) const {

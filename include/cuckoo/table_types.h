@@ -53,6 +53,15 @@ struct RuntimeMapping {
   }
 };
 
+// Whether Codec probes a key's two buckets as one word (a compiled plain
+// codec of 32-bit buckets, PlainWordCodec::MatchBitsOfPair).
+template <typename Codec, typename = void>
+inline constexpr bool kPairInOneWord = false;
+template <typename Codec>
+inline constexpr bool
+    kPairInOneWord<Codec, std::void_t<decltype(Codec::kPairInOneWord)>> =
+        Codec::kPairInOneWord;
+
 template <typename Codec, typename Mapping>
 struct TableOver : Mapping {
   using BucketType = Codec;
@@ -128,14 +137,19 @@ struct TableOver : Mapping {
 
  private:
   // Both buckets' matches ORed before the one test, so that neither load
-  // waits on a branch.
+  // waits on a branch; 32-bit plain buckets in one lane test of the pair.
   template <typename AnyCodec>
   CUCKOO_ALWAYS_INLINE static bool ProbeBoth(const AnyCodec& codec,
                                              const uint8_t* data,
                                              const KeyPosition& position) {
-    return (codec.MatchBits(data, position.bucket, position.fingerprint) |
-            codec.MatchBits(data, position.alternate, position.fingerprint)) !=
-           0;
+    if constexpr (kPairInOneWord<AnyCodec>) {
+      return codec.MatchBitsOfPair(data, position.bucket, position.alternate,
+                                   position.fingerprint) != 0;
+    } else {
+      return (codec.MatchBits(data, position.bucket, position.fingerprint) |
+              codec.MatchBits(data, position.alternate,
+                              position.fingerprint)) != 0;
+    }
   }
 };
 
