@@ -29,6 +29,9 @@
 //   HasValidCode(data, bucket)        whether a stored semi-sort code is one
 //                                     an encoder can produce (untrusted data)
 // A semi-sorted bucket is stored sorted, so its slot order is not kept.
+// A PlainWordCodec of 32-bit buckets (kPairInOneWord) also has
+//   MatchBitsOfPair(data, b, a, f)    nonzero exactly when a slot of b or
+//                                     of a holds f, in one lane test
 #pragma once
 
 #include <cstdint>
