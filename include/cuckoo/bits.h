@@ -66,6 +66,21 @@ CUCKOO_ALWAYS_INLINE uint64_t LoadAt(const uint8_t* data, uint64_t position) {
   return LoadLittleEndian64(data + (position >> 3)) >> (position & 7);
 }
 
+// LoadAt(data, position) for field `index` of a string of equal fields
+// starting at bit `position`. kWholeBytes is the fields' width in bytes when
+// it is whole and known at compile time, else 0: the load then starts at
+// byte index * kWholeBytes, which GCC derives from the bit position and
+// clang does not.
+template <int kWholeBytes>
+CUCKOO_ALWAYS_INLINE uint64_t LoadFieldAt(const uint8_t* data, uint32_t index,
+                                          uint64_t position) {
+  if constexpr (kWholeBytes != 0) {
+    return LoadLittleEndian64(data + uint64_t{index} * kWholeBytes);
+  } else {
+    return LoadAt(data, position);
+  }
+}
+
 // Reads `width` <= 57 bits starting at bit `position` (or up to 64 where
 // FieldFitsOneLoad says the position allows it).
 CUCKOO_ALWAYS_INLINE uint64_t Read(const uint8_t* data, uint64_t position,

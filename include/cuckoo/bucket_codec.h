@@ -97,6 +97,8 @@ struct FixedPlainGeometry {
   static constexpr uint64_t kTops = kOnes << (kFingerprintBits - 1);
   // Buckets of exactly 32 bits: a key's two buckets fill one word.
   static constexpr bool kPairInOneWord = kBits == 32;
+  // The bucket's width in bytes when it is whole, else 0 (LoadFieldAt).
+  static constexpr int kWholeBytes = kBits % 8 == 0 ? kBits / 8 : 0;
   static_assert(bits::FieldFitsOneLoad(kBits), "one 8-byte load per bucket");
 
   static bool Matches(const BucketLayout& layout) {
@@ -114,6 +116,7 @@ class RuntimePlainGeometry {
  public:
   static constexpr int kMaxSlots = kMaxBucketSize;
   static constexpr bool kPairInOneWord = false;
+  static constexpr int kWholeBytes = 0;
   RuntimePlainGeometry() = default;
   // For a plain layout with bits::FieldFitsOneLoad(layout.BitsPerBucket()).
   explicit RuntimePlainGeometry(const BucketLayout& layout)
@@ -156,7 +159,8 @@ class PlainWordCodec : public Geometry {
   // ignores them.
   CUCKOO_ALWAYS_INLINE uint64_t MatchBits(const uint8_t* data, uint32_t bucket,
                                           uint32_t fingerprint) const {
-    const uint64_t word = bits::LoadAt(data, Position(bucket));
+    const uint64_t word = bits::LoadFieldAt<Geometry::kWholeBytes>(
+        data, bucket, Position(bucket));
     return bits::AnyZeroLane(word ^ bits::Broadcast(fingerprint, ones()),
                              ones(), tops());
   }
@@ -282,6 +286,8 @@ struct FixedSemiSortedGeometry {
   static constexpr int kBits = semi_sort::kCodeBits + 4 * kLowBits;
   static_assert(kLowBits >= 1 && bits::FieldFitsOneLoad(kBits),
                 "one 8-byte load per bucket");
+  // The bucket's width in bytes when it is whole, else 0 (LoadFieldAt).
+  static constexpr int kWholeBytes = kBits % 8 == 0 ? kBits / 8 : 0;
 
   static bool Matches(const BucketLayout& layout) {
     return layout.semi_sorted && layout.bucket_size == 4 &&
@@ -306,6 +312,7 @@ struct FixedSemiSortedGeometry {
 class RuntimeSemiSortedGeometry {
  public:
   static constexpr int kMaxSlots = 4;
+  static constexpr int kWholeBytes = 0;
   RuntimeSemiSortedGeometry() = default;
   // For a semi-sorted layout of 4 to 18 bits.
   explicit RuntimeSemiSortedGeometry(const BucketLayout& layout)
@@ -506,7 +513,8 @@ class SemiSortedCodec : public Geometry {
                                        uint32_t bucket) const {
     const uint64_t position = Position(bucket);
     if (one_load()) {
-      const uint64_t word = bits::LoadAt(data, position);
+      const uint64_t word =
+          bits::LoadFieldAt<Geometry::kWholeBytes>(data, bucket, position);
       return {static_cast<uint32_t>(word & bits::Mask(semi_sort::kCodeBits)),
               word >> semi_sort::kCodeBits};
     }

@@ -103,8 +103,15 @@ struct TableOver : Mapping {
       const uint8_t* data, const KeyPosition& position) {
     static_assert(!std::is_same_v<Codec, AnyBucketCodec>);
     constexpr uint64_t kBits = static_cast<uint64_t>(Codec::bucket_bits());
-    __builtin_prefetch(data + ((position.bucket * kBits) >> 3));
-    __builtin_prefetch(data + ((position.alternate * kBits) >> 3));
+    // Whole-byte buckets from their byte index, as bits::LoadFieldAt.
+    constexpr uint64_t kBytes = kBits % 8 == 0 ? kBits / 8 : 0;
+    if constexpr (kBytes != 0) {
+      __builtin_prefetch(data + uint64_t{position.bucket} * kBytes);
+      __builtin_prefetch(data + uint64_t{position.alternate} * kBytes);
+    } else {
+      __builtin_prefetch(data + ((position.bucket * kBits) >> 3));
+      __builtin_prefetch(data + ((position.alternate * kBits) >> 3));
+    }
   }
   // Fetches both buckets of a key: for a compiled codec at addresses
   // computed with its constant bucket width.
