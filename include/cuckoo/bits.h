@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Little-endian bit strings and the word-parallel lane tests that every
-// bucket codec is built from: unaligned 8-byte loads and stores in a fixed
-// byte order, reads and writes of fields up to 57 bits at any bit offset,
-// and the zero-lane tests that compare every slot of a bucket at once.
+// bucket codec is built from: unaligned 8-byte loads and stores (and 4-byte
+// loads) in a fixed byte order, reads and writes of fields up to 57 bits at
+// any bit offset, the copy of a value into every lane, and the zero-lane
+// tests that compare every slot of a bucket at once.
 //
 // Bit k of a bit string is bit k % 8 of byte k / 8, on every machine. A
 // field is read with one unaligned 8-byte load, so a buffer holding a bit
