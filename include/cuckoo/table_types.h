@@ -104,10 +104,10 @@ struct TableOver : Mapping {
     static_assert(!std::is_same_v<Codec, AnyBucketCodec>);
     constexpr uint64_t kBits = static_cast<uint64_t>(Codec::bucket_bits());
     // Whole-byte buckets from their byte index, as bits::LoadFieldAt.
-    constexpr uint64_t kBytes = kBits % 8 == 0 ? kBits / 8 : 0;
-    if constexpr (kBytes != 0) {
-      __builtin_prefetch(data + uint64_t{position.bucket} * kBytes);
-      __builtin_prefetch(data + uint64_t{position.alternate} * kBytes);
+    if constexpr (Codec::kWholeBytes != 0) {
+      __builtin_prefetch(data + uint64_t{position.bucket} * Codec::kWholeBytes);
+      __builtin_prefetch(data +
+                         uint64_t{position.alternate} * Codec::kWholeBytes);
     } else {
       __builtin_prefetch(data + ((position.bucket * kBits) >> 3));
       __builtin_prefetch(data + ((position.alternate * kBits) >> 3));
