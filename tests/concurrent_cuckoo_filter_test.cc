@@ -280,6 +280,35 @@ TEST(ConcurrentCuckooFilterTest, BatchedLookupsAnswerForShardsOfEveryType) {
   EXPECT_LT(false_positives, absent.size() / 10);
 }
 
+// Inserts keys from `stream` into `filter`, appending those stored to
+// *stored, until `failures` inserts have returned kFull: a shard's insert
+// fails only when its stash is full.
+void InsertUntilFailures(ConcurrentCuckooFilter& filter, HashStream& stream,
+                         int failures, std::vector<uint64_t>* stored) {
+  while (failures > 0) {
+    const uint64_t key = stream.Next();
+    if (filter.Insert(key) == InsertResult::kOk) {
+      stored->push_back(key);
+    } else {
+      --failures;
+    }
+  }
+}
+
+// Erases every third of *stored from `filter`, and keeps the others.
+void EraseEveryThird(ConcurrentCuckooFilter& filter,
+                     std::vector<uint64_t>* stored) {
+  std::vector<uint64_t> kept;
+  for (size_t i = 0; i < stored->size(); ++i) {
+    if (i % 3 == 0) {
+      ASSERT_TRUE(filter.Erase((*stored)[i])) << i;
+    } else {
+      kept.push_back((*stored)[i]);
+    }
+  }
+  *stored = kept;
+}
+
 // Shards that do not grow are probed directly by a batch, which reads no
 // stash: a shard whose stash holds keys must be asked through its filter.
 // Short walks fill the stashes; every key whose Insert returned kOk is found
@@ -293,14 +322,7 @@ TEST(ConcurrentCuckooFilterTest, BatchedLookupsFindKeysInTheShardsStashes) {
   ConcurrentCuckooFilter filter(kShards * 16, options, kShards);
   HashStream stream(8);
   std::vector<uint64_t> stored;
-  for (int full_shards = 0; full_shards < 2;) {
-    const uint64_t key = stream.Next();
-    if (filter.Insert(key) == InsertResult::kOk) {
-      stored.push_back(key);
-    } else {
-      ++full_shards;
-    }
-  }
+  InsertUntilFailures(filter, stream, 2, &stored);
   auto expect_all_found = [&](const ConcurrentCuckooFilter& f,
                               const std::vector<uint64_t>& keys) {
     std::unique_ptr<bool[]> out(new bool[keys.size()]);
@@ -316,15 +338,58 @@ TEST(ConcurrentCuckooFilterTest, BatchedLookupsFindKeysInTheShardsStashes) {
       ConcurrentCuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
   ASSERT_NE(loaded, nullptr) << error;
   expect_all_found(*loaded, stored);
-  std::vector<uint64_t> kept;
-  for (size_t i = 0; i < stored.size(); ++i) {
-    if (i % 3 == 0) {
-      ASSERT_TRUE(filter.Erase(stored[i])) << i;
-    } else {
-      kept.push_back(stored[i]);
+  EraseEveryThird(filter, &stored);
+  expect_all_found(filter, stored);
+}
+
+// With the default shard count, a batch finds each key's shard with that
+// count compiled in, and while every shard's record has bytes it probes
+// them with no test of the record. Batches answer as Contains does, and
+// find every stored key: with no stash in use, with full stashes (whose
+// shards' records are null), after erases, and after Clear.
+TEST(ConcurrentCuckooFilterTest,
+     BatchesOfTheDefaultShardCountAnswerAsContains) {
+  CuckooFilterOptions options;
+  options.layout = BucketLayout{4, 12, false};
+  options.max_kicks = 2;
+  constexpr uint32_t kShards = ConcurrentCuckooFilter::kDefaultShards;
+  ConcurrentCuckooFilter filter(kShards * 16, options);
+  ASSERT_EQ(filter.NumShards(), kShards);
+  HashStream stream(9);
+  const std::vector<uint64_t> absent = stream.Take(8192);
+  std::vector<uint64_t> stored;
+  auto expect_batches_answer_as_contains = [&](const char* when) {
+    std::vector<uint64_t> mix = stored;
+    mix.insert(mix.end(), absent.begin(), absent.end());
+    std::unique_ptr<bool[]> out(new bool[mix.size()]);
+    filter.ContainsBatch(mix.data(), mix.size(), out.get());
+    size_t false_positives = 0;
+    for (size_t i = 0; i < mix.size(); ++i) {
+      ASSERT_EQ(out[i], filter.Contains(mix[i])) << when << ": key " << i;
+      if (i < stored.size()) {
+        ASSERT_TRUE(out[i]) << when << ": stored key " << i;
+      }
+      false_positives += i >= stored.size() && out[i];
     }
-  }
-  expect_all_found(filter, kept);
+    EXPECT_LT(false_positives, absent.size() / 50) << when;
+  };
+  const auto insert_until = [&](size_t count) {
+    while (stored.size() < count) {
+      const uint64_t key = stream.Next();
+      ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
+      stored.push_back(key);
+    }
+  };
+  insert_until(kShards * 16 * 4 / 2);
+  expect_batches_answer_as_contains("half full");
+  InsertUntilFailures(filter, stream, 4, &stored);
+  expect_batches_answer_as_contains("stashes full");
+  EraseEveryThird(filter, &stored);
+  expect_batches_answer_as_contains("after erases");
+  filter.Clear();
+  stored.clear();
+  insert_until(kShards * 16 * 4 / 2);
+  expect_batches_answer_as_contains("half full again after Clear");
 }
 
 TEST(ConcurrentCuckooFilterTest, SerializesEveryShardAndRejectsDamage) {

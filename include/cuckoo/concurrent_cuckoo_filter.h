@@ -38,7 +38,11 @@
 //     it 0 when it announces itself reads every shard without testing their
 //     flags, so that a key costs its shard's index and record and no more.
 //     Every write changes the counter's line, so batches that overlap
-//     frequent writes pay a miss on it for each chunk.
+//     frequent writes pay a miss on it for each chunk. The null records are
+//     counted too: while there are none, which is the rule (a stash holds
+//     keys only near a full shard), a batch takes each record as bytes
+//     with no test. With the default shard count, a power of two compiled
+//     into the batch's loops, a key's shard index is one shift.
 //
 // Memory ordering
 // ---------------
@@ -307,13 +311,20 @@ class ConcurrentCuckooFilter {
   // shared with other threads.
   void ChooseBatchLookup() {
     const CuckooFilter& first = *shards_[0].filter;
-    first.VisitOperations([this](auto ops) {
+    const bool default_shards = NumShards() == kDefaultShards;
+    first.VisitOperations([this, default_shards](auto ops) {
       using Ops = decltype(ops);
-      batch_lookup_ = &ContainsBatchWith<Ops>;
+      batch_lookup_ = &ContainsBatchWith<Ops, kAnyShardCount>;
+      if constexpr (kSharedMapping<Ops>) {
+        if (default_shards) {
+          batch_lookup_ = &ContainsBatchWith<Ops, kDefaultShards>;
+        }
+      }
       probes_directly_ = &ProbesDirectly<Ops>;
     });
     shared_mapping_ = first.hashing().base();
     direct_tables_.assign(shards_.size(), nullptr);
+    indirect_shards_.store(NumShards(), std::memory_order_relaxed);
     for (size_t index = 0; index < shards_.size(); ++index) {
       UpdateProbeRecord(index);
     }
@@ -344,21 +355,37 @@ class ConcurrentCuckooFilter {
   }
 
   // Written only when it changes: records of eight shards share a cache
-  // line, which every batch reads.
+  // line, which every batch reads. So is the count of null records.
   void UpdateProbeRecord(size_t index) {
     const CuckooFilter& filter = *shards_[index].filter;
     const uint8_t* table = probes_directly_(filter, shared_mapping_)
                                ? filter.table().view().data()
                                : nullptr;
-    if (direct_tables_[index] != table) direct_tables_[index] = table;
+    const uint8_t* const before = direct_tables_[index];
+    if (before == table) return;
+    direct_tables_[index] = table;
+    if (before == nullptr) {
+      indirect_shards_.fetch_sub(1, std::memory_order_relaxed);
+    } else if (table == nullptr) {
+      indirect_shards_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 
+  // The chunks of ContainsBatchWith: with writers counted (R2 for each
+  // key), with none, and with none and a record with bytes for every shard.
+  enum class Chunk { kTestFlags, kNoWriter, kAllDirect };
+  // ContainsBatchWith's kShards when the shard count is not compiled in.
+  static constexpr uint32_t kAnyShardCount = 0;
+
   // ContainsBatch, with the operations of the shards that use Ops compiled
-  // into the loops. Each chunk of keys is answered within one announcement
+  // into the loops, and with kShards, when it is not kAnyShardCount, as the
+  // filter's shard count (a key's shard is then a shift of its mix: see
+  // ShardIndex). Each chunk of keys is answered within one announcement
   // (R1 to R4 of "Memory ordering"): when no writer is counted (R2'), in
-  // one pass with no flag tested; else each key once its shard's flag reads
-  // false (R2), keys of a shard that a writer holds after it.
-  template <typename Ops>
+  // one pass with no flag tested, and with no record tested either while
+  // every shard has bytes; else each key once its shard's flag reads false
+  // (R2), keys of a shard that a writer holds after it.
+  template <typename Ops, uint32_t kShards>
   static void ContainsBatchWith(const ConcurrentCuckooFilter& self,
                                 const uint64_t* hashes, size_t count,
                                 bool* out) {
@@ -369,11 +396,11 @@ class ConcurrentCuckooFilter {
       uint64_t pending = (uint64_t{1} << n) - 1;
       for (int spins = 0; pending != 0; Pause(&spins)) {
         slot.inside.fetch_add(1, std::memory_order_seq_cst);
-        if (self.writers_.load(std::memory_order_seq_cst) == 0) {
-          pending = ProbeChunk<Ops, /*kTestFlags=*/false>(
+        if (self.writers_.load(std::memory_order_seq_cst) != 0) {
+          pending = ProbeChunk<Ops, kShards, Chunk::kTestFlags>(
               self, hashes + begin, n, pending, out + begin);
         } else {
-          pending = ProbeChunk<Ops, /*kTestFlags=*/true>(
+          pending = ProbeChunkWithoutWriters<Ops, kShards>(
               self, hashes + begin, n, pending, out + begin);
         }
         slot.inside.fetch_sub(1, std::memory_order_release);
@@ -381,30 +408,52 @@ class ConcurrentCuckooFilter {
     }
   }
 
+  // ProbeChunk when no writer is counted: the null records are counted
+  // with the records (W4), so the count read after R2' is as current as
+  // the records are.
+  template <typename Ops, uint32_t kShards>
+  CUCKOO_ALWAYS_INLINE static uint64_t ProbeChunkWithoutWriters(
+      const ConcurrentCuckooFilter& self, const uint64_t* hashes, size_t n,
+      uint64_t pending, bool* out) {
+    if constexpr (kSharedMapping<Ops>) {
+      if (self.indirect_shards_.load(std::memory_order_relaxed) == 0) {
+        return ProbeChunk<Ops, kShards, Chunk::kAllDirect>(self, hashes, n,
+                                                           pending, out);
+      }
+    }
+    return ProbeChunk<Ops, kShards, Chunk::kNoWriter>(self, hashes, n, pending,
+                                                      out);
+  }
+
   // Answers the keys of `pending` among hashes[0, n) into out, within an
   // announcement, and returns those left pending: with kTestFlags, the
   // keys of shards whose flag is raised; without, when no writer is
-  // counted, none (it answers all n keys). Both buckets of every key are
-  // located and prefetched before any is probed. Plain loops over the
-  // chunk rather than over the bits that are set: almost always every bit
-  // is, and each key's work then depends on no other key's.
+  // counted, none (it answers all n keys); kAllDirect, with a shared
+  // mapping only, takes every shard's record as bytes with no test. Both
+  // buckets of every key are located and prefetched before any is probed.
+  // Plain loops over the chunk rather than over the bits that are set:
+  // almost always every bit is, and each key's work then depends on no
+  // other key's.
   //
   // With a shared mapping, a shard whose record has bytes is probed
   // directly, and the keys of the others (a shard with a stash) get their
   // shard's Contains after the chunk. Otherwise a key of a shard that uses
   // Ops goes through that shard's filter, and a key of a shard of another
   // type (one that grew alone) gets that shard's Contains.
-  template <typename Ops, bool kTestFlags>
+  template <typename Ops, uint32_t kShards, Chunk kChunk>
   CUCKOO_ALWAYS_INLINE static uint64_t ProbeChunk(
       const ConcurrentCuckooFilter& self, const uint64_t* hashes, size_t n,
       uint64_t pending, bool* out) {
+    static_assert(kChunk != Chunk::kAllDirect || kSharedMapping<Ops>);
+    constexpr bool kTestFlags = kChunk == Chunk::kTestFlags;
     using Table = typename Ops::TableType;
     // Copies that stay in registers across the flags' seq_cst loads; all
     // are fixed when the filter is made.
     const CuckooHashing shared = self.shared_mapping_;
     const Shard* const shards = self.shards_.data();
     const uint8_t* const* const direct_tables = self.direct_tables_.data();
-    const uint32_t num_shards = self.NumShards();
+    const uint32_t num_shards =
+        kShards == kAnyShardCount ? self.NumShards() : kShards;
     // Key k is probed directly at positions[k] of tables[k] (a shared
     // mapping) or of filters[k] (otherwise). With a shared mapping, a key
     // that its shard's Contains answers after the chunk is probed in a
@@ -438,7 +487,7 @@ class ConcurrentCuckooFilter {
       }
       if constexpr (kSharedMapping<Ops>) {
         const uint8_t* const table = direct_tables[index];
-        if (table == nullptr) {
+        if (kChunk != Chunk::kAllDirect && table == nullptr) {
           others |= bit;
           tables[k] = kNoBuckets;
           positions[k] = KeyPosition{0, 0, 1};
@@ -499,8 +548,11 @@ class ConcurrentCuckooFilter {
   // A shard from bits of the hash no shard uses for itself: the shard's
   // bucket and fingerprint come from the hash's high bits of each half and
   // its growth bits from the top of another mix, so this takes the high
-  // bits of a third, independent mix.
-  static uint32_t ShardIndex(uint64_t hash, uint32_t num_shards) {
+  // bits of a third, independent mix. With 2^k shards, FastRange32 keeps
+  // the mix's top k bits: a constant num_shards of 2^k (ContainsBatchWith's
+  // kShards) compiles to one shift.
+  CUCKOO_ALWAYS_INLINE static uint32_t ShardIndex(uint64_t hash,
+                                                  uint32_t num_shards) {
     const uint64_t mixed = (hash ^ (hash >> 33)) * 0xFF51AFD7ED558CCDull;
     return FastRange32(static_cast<uint32_t>(mixed >> 32), num_shards);
   }
@@ -577,12 +629,18 @@ class ConcurrentCuckooFilter {
   mutable ReaderSlot slots_[kReaderSlots];
   // The writers between W2 and W5 of "Memory ordering", in any shard. It
   // starts a cache line that writers write and batches read, as they read
-  // the fields after it, which do not change once the filter is made.
+  // the fields after it, which do not change once the filter is made
+  // except the count of null records, which changes only when a shard's
+  // stash starts or stops holding keys.
   alignas(64) std::atomic<uint64_t> writers_{0};
   // The shards' probe records: shard i's table bytes when a batch may probe
   // them directly (ProbesDirectly), else null. Written with the shard's
   // filter and read as it is (W4 and R3 of "Memory ordering").
   std::vector<const uint8_t*> direct_tables_;
+  // The null records among direct_tables_, updated with them (W4) and
+  // read after R2' (ProbeChunkWithoutWriters). An atomic because writers
+  // of different shards update it at once.
+  std::atomic<uint32_t> indirect_shards_{0};
   // ContainsBatch's loops, compiled for the shards' table type, the test
   // of a shard for its direct probe, and the mapping shared by the shards
   // made together (ChooseBatchLookup).
