@@ -606,18 +606,28 @@ class CuckooFilter {
     }
 
     // out[i] = Contains(hash_of(i)) for i in [0, count): both buckets of
-    // each key of a chunk are prefetched before any is probed.
+    // each key of a chunk are prefetched before any is probed. The filter
+    // does not change during the call, so the stash is tested once: while
+    // it is empty (almost always) the table alone answers each key.
     template <typename HashOf>
     static void ContainsEach(const CuckooFilter& filter, size_t count,
                              HashOf&& hash_of, bool* out) {
-      LocatePrefetchProbe(
-          count, [&](size_t i) { return Locate(filter, hash_of(i)); },
-          [&](const KeyPosition& position) {
-            Table::Prefetch(filter.table_.view(), position);
-          },
-          [&](size_t i, const KeyPosition& position) {
-            out[i] = ContainsAt(filter, position);
-          });
+      const auto locate = [&](size_t i) { return Locate(filter, hash_of(i)); };
+      const auto prefetch = [&](const KeyPosition& position) {
+        Table::Prefetch(filter.table_.view(), position);
+      };
+      if (filter.stash_.empty()) {
+        LocatePrefetchProbe(count, locate, prefetch,
+                            [&](size_t i, const KeyPosition& position) {
+                              out[i] = Table::Contains(filter.table_.view(),
+                                                       position);
+                            });
+      } else {
+        LocatePrefetchProbe(count, locate, prefetch,
+                            [&](size_t i, const KeyPosition& position) {
+                              out[i] = ContainsAt(filter, position);
+                            });
+      }
     }
 
     static void ContainsBatch(const CuckooFilter& filter,
