@@ -50,13 +50,16 @@
 // slot s:
 //   R1  R: s.inside.fetch_add(1, seq_cst)         enter
 //   R2  R: shard.writing.load(seq_cst)            false: go on; true: R4, R5
-//   R3  R: reads the shard's filter and probe record (plain reads)
+//   R3  R: reads the shard's filter and probe record (plain reads); a
+//          batch after R2', the count of null records too (relaxed)
 //   R4  R: s.inside.fetch_sub(1, release)         leave
 //   R5  R: shard.writing.load(acquire) until false, then again from R1
 //   W1  W: locks shard.mutex (writers of a shard one at a time)
 //   W2  W: shard.writing.store(true, seq_cst); writers.fetch_add(1, seq_cst)
 //   W3  W: s.inside.load(seq_cst), for each slot, until it reads 0
 //   W4  W: writes the shard's filter, then its probe record (plain writes)
+//          and, when the record turns null or back, the count of null
+//          records (relaxed: writers of other shards update it too)
 //   W5  W: writers.fetch_sub(1, release); shard.writing.store(false,
 //          release); unlocks the mutex
 // A batch may replace R2 by one R2' after R1 for all its keys:
@@ -87,7 +90,8 @@
 // sequence of that decrement, and R2' synchronizes with it: W4 happens
 // before R3, as in the first case. Or the increment follows M: then R2'
 // precedes it in S, so R1 precedes W's first W3 load of slot s in S, and
-// R3 happens before W4, as in the second case.
+// R3 happens before W4, as in the second case. So the count of null
+// records that such a batch reads is that of the records it reads.
 // Writers of a shard are ordered by its mutex (W1 after the previous
 // writer's unlock), so each sees all the writes before it. A count of the
 // readers inside, rather than of entries and exits compared at W3, is what
