@@ -488,10 +488,11 @@ TEST(BucketCodecTest, EveryLayoutsRuntimeCodecAgreesWithTheSlotBySlotCodec) {
   }
 }
 
-// AnyZeroLane answers whether ZeroLanes finds a zero lane, for four lanes
-// (as in the compiled buckets) of 4 to 16 bits with any bits above the top
-// lane, and words with zero, one or several zero lanes (also the top one,
-// whose borrow leaves the lanes).
+// ZeroLanes flags exactly the zero lanes, ZeroLaneTops does at the lanes'
+// tops, and AnyZeroLane answers whether one exists, for four lanes (as in
+// the compiled buckets) of 4 to 16 bits with any bits above the top lane,
+// and words with zero, one or several zero lanes (also the top one, whose
+// borrow leaves the lanes).
 TEST(BucketTableTest, AnyZeroLaneIsWhetherAZeroLaneExists) {
   HashStream stream(77);
   constexpr int kLanes = 4;
@@ -521,6 +522,16 @@ TEST(BucketTableTest, AnyZeroLaneIsWhetherAZeroLaneExists) {
         }
       }
       if (choices >> 63) word |= ~lanes_mask;
+      uint64_t zero_lane_tops = 0;
+      for (int lane = 0; lane < kLanes; ++lane) {
+        if (((word >> (lane * width)) & bits::Mask(width)) == 0) {
+          zero_lane_tops |= uint64_t{1} << (lane * width + width - 1);
+        }
+      }
+      ASSERT_EQ(bits::ZeroLanes(word & lanes_mask, ones, tops), zero_lane_tops)
+          << "width " << width << " word " << word;
+      ASSERT_EQ(bits::ZeroLaneTops(word, ones, tops) & tops, zero_lane_tops)
+          << "width " << width << " word " << word;
       const bool exists = bits::ZeroLanes(word & lanes_mask, ones, tops) != 0;
       ASSERT_EQ(bits::AnyZeroLane(word, ones, tops) != 0, exists)
           << "width " << width << " word " << word;

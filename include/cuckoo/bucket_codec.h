@@ -362,14 +362,15 @@ class SemiSortedCodec : public Geometry {
   using Geometry::slots;
 
   // Nonzero with one bit per slot holding `fingerprint`: bit s, or with low
-  // parts the top of slot s's low lane.
+  // parts the top of slot s's low lane. The slots' mask keeps only low lane
+  // tops, so the low lanes' test needs no mask of its own (ZeroLaneTops).
   CUCKOO_ALWAYS_INLINE uint64_t MatchBits(const uint8_t* data, uint32_t bucket,
                                           uint32_t fingerprint) const {
     const Parts parts = ReadParts(data, bucket);
     const uint32_t nibble_slots =
         semi_sort::SlotsWithNibble(parts.code, fingerprint >> low_bits());
     if (low_bits() == 0) return nibble_slots;
-    const uint64_t low_hits = bits::ZeroLanes(
+    const uint64_t low_hits = bits::ZeroLaneTops(
         parts.lows ^ bits::Broadcast(fingerprint & low_mask(), low_ones()),
         low_ones(), low_tops());
     return low_hits & this->low_tops_of_slots().of[nibble_slots];
