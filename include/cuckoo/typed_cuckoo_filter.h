@@ -173,11 +173,18 @@ class TypedCuckooFilter {
   }
 
   // Contains of keys[0, count) into out[0, count): the keys of a chunk are
-  // hashed and both their buckets prefetched before any is probed.
+  // hashed and both their buckets prefetched before any is probed. The
+  // chunk's keys are hashed in a loop of their own: hashing inside the loop
+  // that locates and prefetches leaves that loop too few registers for the
+  // hash's constants, which it then loads again for every key.
   template <typename Key>
   void ContainsBatch(const Key* keys, size_t count, bool* out) const {
-    Ops::ContainsEach(
-        filter_, count, [keys](size_t i) { return Hasher()(keys[i]); }, out);
+    uint64_t hashes[kProbeChunk];
+    for (size_t begin = 0; begin < count; begin += kProbeChunk) {
+      const size_t n = std::min(kProbeChunk, count - begin);
+      for (size_t i = 0; i < n; ++i) hashes[i] = Hasher()(keys[begin + i]);
+      Ops::ContainsBatch(filter_, hashes, n, out + begin);
+    }
   }
 
   // Removes one copy. Returns false when no copy was found.
