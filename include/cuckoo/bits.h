@@ -143,6 +143,7 @@ CUCKOO_ALWAYS_INLINE uint64_t ZeroLanes(uint64_t word, uint64_t ones,
   const uint64_t low_mask = tops - ones;
   return ~(((word & low_mask) + low_mask) | word) & tops;
 }
+
 // ZeroLanes without its last mask: at the lanes' tops the same bits, and
 // anything elsewhere. For a caller that masks the result by some of the
 // tops anyway (the semi-sorted match, by the tops of the slots that hold

@@ -41,6 +41,7 @@
 // kBucketCounts is BucketCounts::kAnyEven or BucketCounts::kPowerOfTwo.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
