@@ -375,9 +375,10 @@ class ConcurrentCuckooFilter {
     }
   }
 
-  // The chunks of ContainsBatchWith: with writers counted (R2 for each
-  // key), with none, and with none and a record with bytes for every shard.
-  enum class Chunk { kTestFlags, kNoWriter, kAllDirect };
+  // The chunks of ProbeChunk: with writers counted (R2 for each key), and
+  // with none (a chunk with none and a record with bytes for every shard
+  // is ProbeAllDirect's).
+  enum class Chunk { kTestFlags, kNoWriter };
   // ContainsBatchWith's kShards when the shard count is not compiled in.
   static constexpr uint32_t kAnyShardCount = 0;
 
@@ -421,20 +422,48 @@ class ConcurrentCuckooFilter {
       uint64_t pending, bool* out) {
     if constexpr (kSharedMapping<Ops>) {
       if (self.indirect_shards_.load(std::memory_order_relaxed) == 0) {
-        return ProbeChunk<Ops, kShards, Chunk::kAllDirect>(self, hashes, n,
-                                                           pending, out);
+        return ProbeAllDirect<Ops, kShards>(self, hashes, n, out);
       }
     }
     return ProbeChunk<Ops, kShards, Chunk::kNoWriter>(self, hashes, n, pending,
                                                       out);
   }
 
+  // ProbeChunk when no writer is counted, with a shared mapping and a
+  // record with bytes for every shard: each record is taken as bytes with
+  // no test. The keys' records are read in a loop of their own, before the
+  // loop that locates and prefetches, which then has the registers for the
+  // mapping's constants. Answers all n keys.
+  template <typename Ops, uint32_t kShards>
+  CUCKOO_ALWAYS_INLINE static uint64_t ProbeAllDirect(
+      const ConcurrentCuckooFilter& self, const uint64_t* hashes, size_t n,
+      bool* out) {
+    static_assert(kSharedMapping<Ops>);
+    using Table = typename Ops::TableType;
+    const CuckooHashing shared = self.shared_mapping_;
+    const uint8_t* const* const direct_tables = self.direct_tables_.data();
+    const uint32_t num_shards =
+        kShards == kAnyShardCount ? self.NumShards() : kShards;
+    const uint8_t* tables[kProbeChunk];
+    KeyPosition positions[kProbeChunk];
+    for (size_t k = 0; k < n; ++k) {
+      tables[k] = direct_tables[ShardIndex(hashes[k], num_shards)];
+    }
+    for (size_t k = 0; k < n; ++k) {
+      positions[k] = Table::Locate(shared, hashes[k]);
+      Table::PrefetchInBytes(tables[k], positions[k]);
+    }
+    for (size_t k = 0; k < n; ++k) {
+      out[k] = Table::ContainsInBytes(tables[k], positions[k]);
+    }
+    return 0;
+  }
+
   // Answers the keys of `pending` among hashes[0, n) into out, within an
   // announcement, and returns those left pending: with kTestFlags, the
   // keys of shards whose flag is raised; without, when no writer is
-  // counted, none (it answers all n keys); kAllDirect, with a shared
-  // mapping only, takes every shard's record as bytes with no test. Both
-  // buckets of every key are located and prefetched before any is probed.
+  // counted, none (it answers all n keys). Both buckets of every key are
+  // located and prefetched before any is probed.
   // Plain loops over the chunk rather than over the bits that are set:
   // almost always every bit is, and each key's work then depends on no
   // other key's.
@@ -448,7 +477,6 @@ class ConcurrentCuckooFilter {
   CUCKOO_ALWAYS_INLINE static uint64_t ProbeChunk(
       const ConcurrentCuckooFilter& self, const uint64_t* hashes, size_t n,
       uint64_t pending, bool* out) {
-    static_assert(kChunk != Chunk::kAllDirect || kSharedMapping<Ops>);
     constexpr bool kTestFlags = kChunk == Chunk::kTestFlags;
     using Table = typename Ops::TableType;
     // Copies that stay in registers across the flags' seq_cst loads; all
@@ -491,7 +519,7 @@ class ConcurrentCuckooFilter {
       }
       if constexpr (kSharedMapping<Ops>) {
         const uint8_t* const table = direct_tables[index];
-        if (kChunk != Chunk::kAllDirect && table == nullptr) {
+        if (table == nullptr) {
           others |= bit;
           tables[k] = kNoBuckets;
           positions[k] = KeyPosition{0, 0, 1};
