@@ -134,24 +134,23 @@ CUCKOO_ALWAYS_INLINE uint64_t Broadcast(uint64_t value, uint64_t ones) {
   return value * ones;
 }
 
-// The top bit of every zero lane of `word`, for lanes described by their
-// bottom (`ones`) and top (`tops`) bits. Exact: adding 2^(w-1) - 1 to the
-// low w - 1 bits of a lane sets its top bit unless they are all zero, and
+// ZeroLanes: the top bit of every zero lane of `word`, for lanes described
+// by their bottom (`ones`) and top (`tops`) bits. Exact: adding 2^(w-1) - 1 to
+// the low w - 1 bits of a lane sets its top bit unless they are all zero, and
 // never carries into the next lane.
-CUCKOO_ALWAYS_INLINE uint64_t ZeroLanes(uint64_t word, uint64_t ones,
-                                        uint64_t tops) {
-  const uint64_t low_mask = tops - ones;
-  return ~(((word & low_mask) + low_mask) | word) & tops;
-}
-
-// ZeroLanes without its last mask: at the lanes' tops the same bits, and
-// anything elsewhere. For a caller that masks the result by some of the
-// tops anyway (the semi-sorted match, by the tops of the slots that hold
-// the query's nibble), one operation fewer.
+//
+// ZeroLaneTops: the same without the last mask, so at the lanes' tops the
+// same bits, and anything elsewhere. For a caller that masks the result by some
+// of the tops anyway (the semi-sorted match, by the tops of the slots that
+// hold the query's nibble), one operation fewer.
 CUCKOO_ALWAYS_INLINE uint64_t ZeroLaneTops(uint64_t word, uint64_t ones,
                                            uint64_t tops) {
   const uint64_t low_mask = tops - ones;
   return ~(((word & low_mask) + low_mask) | word);
+}
+CUCKOO_ALWAYS_INLINE uint64_t ZeroLanes(uint64_t word, uint64_t ones,
+                                        uint64_t tops) {
+  return ZeroLaneTops(word, ones, tops) & tops;
 }
 
 // Nonzero exactly when some lane of `word` is zero: one operation fewer than
