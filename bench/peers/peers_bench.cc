@@ -19,6 +19,9 @@
 //     12 and semi-sorted 13 against ours runtime;
 //   the same with XXH3-64 of the key's 8 bytes on both sides (ours:
 //     cuckoo::HashKey; the reference gets a HashFamily calling it);
+//   plain 8, 12 and 16-bit with cuckoo::HashInteger on both sides (the
+//     reference gets a HashFamily calling it), which leaves the tables'
+//     own work to compare;
 //   FastFilter/fastfilter_cpp's cuckoo filter, with its own hash
 //     (SimpleMixSplit): plain 12-bit and semi-sorted 13-bit;
 //   RedisBloom's cuckoo.c with its defaults (buckets of 2 slots of 8-bit
@@ -332,6 +335,10 @@ using OursTwoSlots8 =
 struct Xxh3HashFamily {
   uint64_t operator()(uint64_t key) const { return cuckoo::HashKey(key); }
 };
+// The HashFamily of the reference in the "HashInteger both" rows.
+struct IntegerHashFamily {
+  uint64_t operator()(uint64_t key) const { return cuckoo::HashInteger(key); }
+};
 
 // efficient/cuckoofilter's CuckooFilter, or fastfilter_cpp's. Both take a
 // number of keys and make a power of two of 4-slot buckets, doubled when
@@ -369,6 +376,9 @@ using EfficientPlain =
 template <size_t kBits>
 using EfficientPlainXxh3 =
     Efficient<kBits, efficient_cuckoofilter::SingleTable, Xxh3HashFamily>;
+template <size_t kBits>
+using EfficientPlainInteger =
+    Efficient<kBits, efficient_cuckoofilter::SingleTable, IntegerHashFamily>;
 using EfficientSemiSorted13 =
     Efficient<13, efficient_cuckoofilter::PackedTable,
               efficient_cuckoofilter::TwoIndependentMultiplyShift>;
@@ -1006,6 +1016,16 @@ void RunComparisons(const Run& run) {
           MakeOurs<OursSemiSorted13<Xxh3Hasher>>(buckets, semi13),
           MakePeer<EfficientSemiSorted13Xxh3>(slots));
 
+  Compare(run, "efficient plain 8, HashInteger both",
+          MakeOurs<OursPlain<8>>(buckets, plain8),
+          MakePeer<EfficientPlainInteger<8>>(slots));
+  Compare(run, "efficient plain 12, HashInteger both",
+          MakeOurs<OursPlain<12>>(buckets, plain12),
+          MakePeer<EfficientPlainInteger<12>>(slots));
+  Compare(run, "efficient plain 16, HashInteger both",
+          MakeOurs<OursPlain<16>>(buckets, plain16),
+          MakePeer<EfficientPlainInteger<16>>(slots));
+
   Compare(
       run, "fastfilter plain 12, own hash",
       MakeOurs<OursPlain<12>>(buckets, plain12),
@@ -1113,7 +1133,9 @@ void PrintHeader(const Settings& settings) {
       "\"ours runtime\" rows cuckoo::CuckooFilter; it hashes with "
       "cuckoo::HashInteger, except in the \"XXH3 both\" "
       "rows (cuckoo::HashKey, XXH3-64 of the 8 key bytes, which the "
-      "reference gets as its HashFamily); peers' own hashes: efficient "
+      "reference gets as its HashFamily); in the \"HashInteger both\" rows "
+      "the reference gets cuckoo::HashInteger as its HashFamily; peers' own "
+      "hashes: efficient "
       "TwoIndependentMultiplyShift, fastfilter SimpleMixSplit (both seeded "
       "at random per filter), RedisBloom MurmurHash64A of the 8 key bytes\n"
       "- batch32: ours ContainsBatch, 32 keys a call, hashing included; "
