@@ -73,6 +73,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -373,12 +374,6 @@ template <size_t kBits>
 using EfficientPlain =
     Efficient<kBits, efficient_cuckoofilter::SingleTable,
               efficient_cuckoofilter::TwoIndependentMultiplyShift>;
-template <size_t kBits>
-using EfficientPlainXxh3 =
-    Efficient<kBits, efficient_cuckoofilter::SingleTable, Xxh3HashFamily>;
-template <size_t kBits>
-using EfficientPlainInteger =
-    Efficient<kBits, efficient_cuckoofilter::SingleTable, IntegerHashFamily>;
 using EfficientSemiSorted13 =
     Efficient<13, efficient_cuckoofilter::PackedTable,
               efficient_cuckoofilter::TwoIndependentMultiplyShift>;
@@ -968,24 +963,34 @@ void CompareSharded(const Run& run) {
   }
 }
 
+// Ours (typed, hashing with Hasher) against efficient/cuckoofilter's plain
+// table (hashing with HashFamily), for 8, 12 and 16-bit fingerprints; the
+// rows are labelled "efficient plain <bits>, <hashes>".
+template <typename Hasher, typename HashFamily>
+void ComparePlainWithEfficient(const Run& run, const std::string& hashes) {
+  const auto compare = [&](auto bits) {
+    constexpr int kBits = decltype(bits)::value;
+    Compare(run, "efficient plain " + std::to_string(kBits) + ", " + hashes,
+            MakeOurs<OursPlain<kBits, Hasher>>(
+                run.num_buckets, cuckoo::BucketLayout{4, kBits, false}),
+            MakePeer<Efficient<kBits, efficient_cuckoofilter::SingleTable,
+                               HashFamily>>(4 * run.num_buckets));
+  };
+  compare(std::integral_constant<int, 8>{});
+  compare(std::integral_constant<int, 12>{});
+  compare(std::integral_constant<int, 16>{});
+}
+
 void RunComparisons(const Run& run) {
   const uint64_t buckets = run.num_buckets;
   const uint64_t slots = 4 * buckets;
-  const cuckoo::BucketLayout plain8{4, 8, false};
   const cuckoo::BucketLayout plain12{4, 12, false};
-  const cuckoo::BucketLayout plain16{4, 16, false};
   const cuckoo::BucketLayout semi13{4, 13, true};
 
   using cuckoo::Xxh3Hasher;
-  Compare(run, "efficient plain 8, own hash",
-          MakeOurs<OursPlain<8>>(buckets, plain8),
-          MakePeer<EfficientPlain<8>>(slots));
-  Compare(run, "efficient plain 12, own hash",
-          MakeOurs<OursPlain<12>>(buckets, plain12),
-          MakePeer<EfficientPlain<12>>(slots));
-  Compare(run, "efficient plain 16, own hash",
-          MakeOurs<OursPlain<16>>(buckets, plain16),
-          MakePeer<EfficientPlain<16>>(slots));
+  ComparePlainWithEfficient<
+      cuckoo::IntegerHasher,
+      efficient_cuckoofilter::TwoIndependentMultiplyShift>(run, "own hash");
   Compare(run, "efficient semi-sorted 13, own hash",
           MakeOurs<OursSemiSorted13<>>(buckets, semi13),
           MakePeer<EfficientSemiSorted13>(slots));
@@ -1003,28 +1008,13 @@ void RunComparisons(const Run& run) {
           MakeOurs<RuntimeInteger>(buckets, semi13),
           MakePeer<EfficientSemiSorted13>(slots));
 
-  Compare(run, "efficient plain 8, XXH3 both",
-          MakeOurs<OursPlain<8, Xxh3Hasher>>(buckets, plain8),
-          MakePeer<EfficientPlainXxh3<8>>(slots));
-  Compare(run, "efficient plain 12, XXH3 both",
-          MakeOurs<OursPlain<12, Xxh3Hasher>>(buckets, plain12),
-          MakePeer<EfficientPlainXxh3<12>>(slots));
-  Compare(run, "efficient plain 16, XXH3 both",
-          MakeOurs<OursPlain<16, Xxh3Hasher>>(buckets, plain16),
-          MakePeer<EfficientPlainXxh3<16>>(slots));
+  ComparePlainWithEfficient<Xxh3Hasher, Xxh3HashFamily>(run, "XXH3 both");
   Compare(run, "efficient semi-sorted 13, XXH3 both",
           MakeOurs<OursSemiSorted13<Xxh3Hasher>>(buckets, semi13),
           MakePeer<EfficientSemiSorted13Xxh3>(slots));
 
-  Compare(run, "efficient plain 8, HashInteger both",
-          MakeOurs<OursPlain<8>>(buckets, plain8),
-          MakePeer<EfficientPlainInteger<8>>(slots));
-  Compare(run, "efficient plain 12, HashInteger both",
-          MakeOurs<OursPlain<12>>(buckets, plain12),
-          MakePeer<EfficientPlainInteger<12>>(slots));
-  Compare(run, "efficient plain 16, HashInteger both",
-          MakeOurs<OursPlain<16>>(buckets, plain16),
-          MakePeer<EfficientPlainInteger<16>>(slots));
+  ComparePlainWithEfficient<cuckoo::IntegerHasher, IntegerHashFamily>(
+      run, "HashInteger both");
 
   Compare(
       run, "fastfilter plain 12, own hash",
