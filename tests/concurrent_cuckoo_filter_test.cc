@@ -118,6 +118,14 @@ TEST(ConcurrentCuckooFilterTest, AnInsertedKeyIsFoundByEveryLaterLookup) {
 // kinds of reader have made enough checks while a writer was writing (for
 // at most 20 s), so that the overlap does not depend on how the threads are
 // scheduled.
+//
+// Readers that do not leave a shard whose writer has raised its flag keep
+// re-entering their slots, and the writer, which waits for every slot to
+// empty, never gets in: the threads would run until ctest's timeout. So the
+// readers, and the writers' extra keys, stop when the writers are not done
+// after kWritersDeadline (far beyond the 20 s above and the fraction of a
+// second the test takes, sanitizers included), and such a bug fails here
+// with its name.
 void ExpectReadersInSharedSlotsAndBatchesSeeEveryInsertedKey(
     ConcurrentCuckooFilter& filter) {
   constexpr int kWriters = 2;
@@ -125,6 +133,7 @@ void ExpectReadersInSharedSlotsAndBatchesSeeEveryInsertedKey(
   constexpr int kKeysPerWriter = 20000;
   constexpr int kBatch = 16;
   constexpr uint64_t kOverlappingChecks = 5000;
+  constexpr std::chrono::seconds kWritersDeadline{120};
   std::vector<std::vector<uint64_t>> keys;
   for (int w = 0; w < kWriters; ++w) {
     keys.push_back(HashStream(500 + w).Take(kKeysPerWriter));
@@ -134,6 +143,7 @@ void ExpectReadersInSharedSlotsAndBatchesSeeEveryInsertedKey(
   std::atomic<bool> wrong{false};
   std::atomic<int> readers_started{0};
   std::atomic<int> writers_done{0};
+  std::atomic<bool> readers_stopped{false};
   std::atomic<uint64_t> batched_checks_during_writes{0};
   std::atomic<uint64_t> single_checks_during_writes{0};
   const auto enough_overlap = [&] {
@@ -152,7 +162,8 @@ void ExpectReadersInSharedSlotsAndBatchesSeeEveryInsertedKey(
       HashStream extra(700 + w);
       const auto deadline =
           std::chrono::steady_clock::now() + std::chrono::seconds(20);
-      while (!enough_overlap() && std::chrono::steady_clock::now() < deadline) {
+      while (!enough_overlap() && !readers_stopped.load() &&
+             std::chrono::steady_clock::now() < deadline) {
         const uint64_t key = extra.Next();
         if (filter.Insert(key) != InsertResult::kOk || !filter.Erase(key)) {
           wrong = true;
@@ -170,7 +181,7 @@ void ExpectReadersInSharedSlotsAndBatchesSeeEveryInsertedKey(
       std::atomic<uint64_t>& checks_during_writes =
           batched ? batched_checks_during_writes : single_checks_during_writes;
       ++readers_started;
-      while (writers_done.load() < kWriters) {
+      while (writers_done.load() < kWriters && !readers_stopped.load()) {
         const int w = static_cast<int>(pick.Next() % kWriters);
         const int count = published[w].load(std::memory_order_acquire);
         if (count == 0) {
@@ -195,7 +206,17 @@ void ExpectReadersInSharedSlotsAndBatchesSeeEveryInsertedKey(
       }
     });
   }
+  const auto give_up_at = std::chrono::steady_clock::now() + kWritersDeadline;
+  while (writers_done.load() < kWriters &&
+         std::chrono::steady_clock::now() < give_up_at) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const bool writers_starved = writers_done.load() < kWriters;
+  readers_stopped = true;
   for (std::thread& t : threads) t.join();
+  EXPECT_FALSE(writers_starved)
+      << "the writers were not done after " << kWritersDeadline.count()
+      << " s of readers: a reader must leave a shard whose writer is inside";
   EXPECT_FALSE(wrong) << "a key whose Insert had returned was not found";
   EXPECT_GE(batched_checks_during_writes.load(), kOverlappingChecks);
   EXPECT_GE(single_checks_during_writes.load(), kOverlappingChecks);
