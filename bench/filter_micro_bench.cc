@@ -31,7 +31,6 @@
 #include "filter_families.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/table.h"
-#include "settle_malloc.h"
 #include "table/block_based/filter_policy_internal.h"
 
 namespace {
@@ -347,7 +346,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   RegisterAll(max_keys);
-  bench_support::SettleMallocThresholds();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -333,13 +333,12 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
         verify_hashes_.swap(hashes);
         verify_reservations_.swap(hash_reservations_);
       } else {
-        // The placement was the hashes' last reader: let them go before the
-        // block is allocated, so that the build's peak holds the hashes or
-        // the block, never both.
-        hashes.clear();
-        hash_reservations_.clear();
+        // The placement was the hashes' last reader (see ReleaseHashesFor).
+        ReleaseHashesFor(kBlockHeaderBytes + placement->table_bytes());
       }
       block = EncodePlacement(*placement);
+      hashes.clear();
+      hash_reservations_.clear();
       if (rounded) UpdateRoundingBalance(*placement);
       placement.reset();
       ReserveFinishedBlock(block.size);
@@ -436,6 +435,28 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
               &hash_reservations_.back())
           .PermitUncheckedError();
     }
+  }
+
+  // Lets the first hashes go before the block of `block_bytes` is allocated,
+  // and the rest (Finish) after it. The build's peak is then the hashes and
+  // the placement, as if they all went first: what goes first is at most the
+  // block's size. But the block is allocated while the last hashes are still
+  // held, so that an allocator that serves a request which no free chunk
+  // holds from the top of its heap (glibc's malloc) places the block above
+  // them. Their release then leaves free memory below a live block instead of
+  // at the top of the heap, where glibc would trim it past its trim threshold
+  // (128 KiB in a fresh process) and fault it in again for the next filter's
+  // hashes. The share that goes first leaves room for the allocator's
+  // per-chunk headers (up to 1/32 of a deque's 512-byte chunks) and for a
+  // deque's chunk granularity (up to 4 KiB), so that the free space it makes
+  // stays smaller than the block.
+  void ReleaseHashesFor(uint64_t block_bytes) {
+    constexpr uint64_t kChunkSlackBytes = 8192;
+    const uint64_t first_bytes = block_bytes / 16 * 15;
+    if (first_bytes <= kChunkSlackBytes) return;
+    const size_t first = static_cast<size_t>(std::min<uint64_t>(
+        (first_bytes - kChunkSlackBytes) / sizeof(uint64_t), hashes_.size()));
+    hashes_.erase(hashes_.begin(), hashes_.begin() + first);
   }
 
   // Reserves the build's working memory and its block; false when the cache

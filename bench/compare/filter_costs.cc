@@ -14,7 +14,6 @@
 #include "filter_families.h"
 #include "paired_stats.h"
 #include "rocksdb/table.h"
-#include "settle_malloc.h"
 #include "table/block_based/filter_policy_internal.h"
 
 namespace filter_compare {
@@ -60,7 +59,6 @@ std::vector<FilterCost> MeasureFilterCosts(const FilterCostSettings& settings) {
   const uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
   const FixedKeys present(largest * 2, 'p');
   const FixedKeys absent(settings.probes_per_filter, 'a');
-  bench_support::SettleMallocThresholds();
 
   std::vector<FilterCost> costs;
   std::vector<std::unique_ptr<const rdb::FilterPolicy>> policies;
