@@ -164,12 +164,16 @@ uint64_t MaxRoundedBlockBytes(const cuckoo::FilterConfig& config,
 //   - the key hashes: one entry per 32768 hashes, reserved when the count
 //     reaches the middle of each such run, released with the hashes, once
 //     the placement has read them for the last time (after MaybePostVerify
-//     with detect_filter_construct_corruption);
+//     with detect_filter_construct_corruption): those of the hashes that go
+//     before the block is allocated go with them (ReleaseHashesFor);
 //   - in Finish, before the table is built, the build's working memory
-//     (cuckoo::StaticBuildWorkingBytes) and the block, released when the
-//     build ends;
-//   - the finished block, held until the builder is destroyed (a partitioned
-//     filter's blocks wait in RocksDB until the file is written).
+//     (cuckoo::StaticBuildWorkingBytes), released when the build ends;
+//   - the block, from just before it is allocated until the builder is
+//     destroyed (a partitioned filter's blocks wait in RocksDB until the
+//     file is written).
+// So the charge follows what the builder holds at each step, and its peak
+// is the build's own: the hashes and the working memory, rounded up to
+// whole entries.
 // The hashes' and the finished block's reservations are best effort, as in
 // RocksDB: a full cache does not stop them. A cache with a strict capacity
 // that cannot take the build's working memory gets an always-match block
@@ -336,12 +340,13 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
         // The placement was the hashes' last reader (see ReleaseHashesFor).
         ReleaseHashesFor(kBlockHeaderBytes + placement->table_bytes());
       }
+      ReserveFinishedBlock(
+          static_cast<size_t>(kBlockHeaderBytes + placement->table_bytes()));
       block = EncodePlacement(*placement);
       hashes.clear();
       hash_reservations_.clear();
       if (rounded) UpdateRoundingBalance(*placement);
       placement.reset();
-      ReserveFinishedBlock(block.size);
     } catch (const std::exception& e) {
       // Too many keys for one table (over 2^32 buckets) or out of memory: an
       // always-match filter keeps every read correct.
@@ -446,28 +451,29 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   // them. Their release then leaves free memory below a live block instead of
   // at the top of the heap, where glibc would trim it past its trim threshold
   // (128 KiB in a fresh process) and fault it in again for the next filter's
-  // hashes. The share that goes first leaves room for the allocator's
-  // per-chunk headers (up to 1/32 of a deque's 512-byte chunks) and for a
-  // deque's chunk granularity (up to 4 KiB), so that the free space it makes
-  // stays smaller than the block.
+  // hashes. What goes first is 15/16 of the block, which leaves room for the
+  // allocator's per-chunk headers (1/32 of a deque's 512-byte chunks under
+  // libstdc++) so that the free space it makes stays smaller than the block;
+  // a deque frees only the chunks it empties, which only makes it smaller.
+  // The reservations of the hashes that go first go with them, rounded as
+  // they were made (one per 32768 hashes, at the middle of each run).
   void ReleaseHashesFor(uint64_t block_bytes) {
-    constexpr uint64_t kChunkSlackBytes = 8192;
-    const uint64_t first_bytes = block_bytes / 16 * 15;
-    if (first_bytes <= kChunkSlackBytes) return;
     const size_t first = static_cast<size_t>(std::min<uint64_t>(
-        (first_bytes - kChunkSlackBytes) / sizeof(uint64_t), hashes_.size()));
+        block_bytes / 16 * 15 / sizeof(uint64_t), hashes_.size()));
     hashes_.erase(hashes_.begin(), hashes_.begin() + first);
+    const size_t released =
+        (first + kHashesPerReservation / 2) / kHashesPerReservation;
+    hash_reservations_.resize(hash_reservations_.size() -
+                              std::min(hash_reservations_.size(), released));
   }
 
-  // Reserves the build's working memory and its block; false when the cache
-  // refuses it (strict capacity), which the policy counts and logs once.
+  // Reserves the build's working memory; false when the cache refuses it
+  // (strict capacity), which the policy counts and logs once.
   bool ReserveWorkingMemory(const cuckoo::TableGeometry& geometry,
                             uint64_t entries, ReservationHandle* handle) {
     if (reservations_ == nullptr) return true;
-    const uint64_t bytes =
-        cuckoo::StaticBuildWorkingBytes(geometry.layout, geometry.num_buckets,
-                                        entries) +
-        TableBlockBytes(geometry.layout, geometry.num_buckets);
+    const uint64_t bytes = cuckoo::StaticBuildWorkingBytes(
+        geometry.layout, geometry.num_buckets, entries);
     const Status reserved =
         reservations_->MakeCacheReservation(static_cast<size_t>(bytes), handle);
     if (reserved.ok()) return true;
@@ -486,7 +492,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     return false;
   }
 
-  // The finished block, charged until the builder is destroyed.
+  // The block, charged from before it is allocated until the builder is
+  // destroyed.
   void ReserveFinishedBlock(size_t bytes) {
     if (reservations_ == nullptr) return;
     block_reservations_.emplace_back();
