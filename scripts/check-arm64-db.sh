@@ -75,7 +75,11 @@ grep -q '__CHAR_UNSIGNED__ 1' <<<"$defines" && grep -q '__ARM_NEON 1' <<<"$defin
 
 log "compiling GoogleTest for arm64 (once)"
 cuckoo_cross_gtest "$cxx" aarch64-linux-gnu-ar "$work"
-sources=("$repo_root/plugin/cuckoo_filter_policy.cc")
+sources=()
+for source in "$repo_root"/plugin/*.cc; do
+  # The shared library's load-time registration; the tests register.
+  [ "$(basename "$source")" = cuckoo_autoregister.cc ] || sources+=("$source")
+done
 for source in "$repo_root"/tests/plugin/*_test.cc; do
   # Its own program on the host (it replaces operator new).
   [ "$(basename "$source")" = allocation_failure_test.cc ] || sources+=("$source")

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// The policy's FilterBitsReader: zero-copy probes of a filter block, and the
+// always-match reader for blocks this build does not read.
+#pragma once
+
+#include "cuckoo_filter_block.h"
+#include "table/block_based/filter_policy_internal.h"
+
+namespace rocksdb_cuckoo {
+
+// A reader of `block` (block.has_table), compiled for its layout and bucket
+// count where it can be (cuckoo::VisitTable).
+ROCKSDB_NAMESPACE::FilterBitsReader* NewCuckooFilterBitsReader(
+    const DecodedBlock& block);
+
+// A reader that answers "may match" for every key.
+ROCKSDB_NAMESPACE::FilterBitsReader* NewAlwaysMatchBitsReader();
+
+}  // namespace rocksdb_cuckoo
