@@ -11,12 +11,14 @@
 #include <cstring>
 #include <exception>
 #include <unordered_map>
+#include <vector>
 
 #include "construction_charge.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo_filter_bits_builder.h"
 #include "cuckoo_filter_bits_reader.h"
 #include "cuckoo_filter_block.h"
+#include "level_budgets.h"
 #include "rocksdb/env.h"
 #include "rocksdb/utilities/options_type.h"
 #include "rocksdb_cuckoo.h"
@@ -45,25 +47,81 @@ std::string FormatDecimal(double value) {
   return text;
 }
 
-// bits_per_key is written to OPTIONS files as the shortest decimal that reads
+// The doubles are written to OPTIONS files as the shortest decimal that reads
 // back exactly (RocksDB's default for doubles keeps six decimals, which would
 // make GetId() and the stored option disagree, and the OPTIONS file fail its
 // verification).
+ROCKSDB_NAMESPACE::OptionTypeInfo ExactDouble(size_t offset) {
+  return ROCKSDB_NAMESPACE::OptionTypeInfo(
+             offset, ROCKSDB_NAMESPACE::OptionType::kDouble,
+             ROCKSDB_NAMESPACE::OptionVerificationType::kNormal,
+             ROCKSDB_NAMESPACE::OptionTypeFlags::kNone)
+      .SetSerializeFunc([](const ROCKSDB_NAMESPACE::ConfigOptions&,
+                           const std::string&, const void* address,
+                           std::string* value) {
+        *value = FormatDecimal(*static_cast<const double*>(address));
+        return Status::OK();
+      });
+}
+
 std::unordered_map<std::string, ROCKSDB_NAMESPACE::OptionTypeInfo>
     policy_option_info = {
         {"bits_per_key",
+         ExactDouble(offsetof(struct CuckooFilterPolicyOptions, bits_per_key))},
+        {"level_budgets",
          ROCKSDB_NAMESPACE::OptionTypeInfo(
-             offsetof(struct CuckooFilterPolicyOptions, bits_per_key),
-             ROCKSDB_NAMESPACE::OptionType::kDouble,
+             offsetof(struct CuckooFilterPolicyOptions, level_budgets),
+             ROCKSDB_NAMESPACE::OptionType::kString,
              ROCKSDB_NAMESPACE::OptionVerificationType::kNormal,
-             ROCKSDB_NAMESPACE::OptionTypeFlags::kNone)
-             .SetSerializeFunc([](const ROCKSDB_NAMESPACE::ConfigOptions&,
-                                  const std::string&, const void* address,
-                                  std::string* value) {
-               *value = FormatDecimal(*static_cast<const double*>(address));
-               return Status::OK();
-             })},
+             ROCKSDB_NAMESPACE::OptionTypeFlags::kNone)},
+        {"max_bytes_for_level_multiplier",
+         ExactDouble(offsetof(struct CuckooFilterPolicyOptions,
+                              max_bytes_for_level_multiplier))},
 };
+
+// Reads "cuckoofilter[:<bits_per_key>[:<level_budgets>[:<multiplier>]]]"
+// (GetId's forms) into *options; false with *errmsg on a malformed number.
+bool ParseId(const std::string& id, CuckooFilterPolicyOptions* options,
+             std::string* errmsg) {
+  std::vector<std::string> fields;
+  for (size_t start = 0;;) {
+    const size_t colon = id.find(':', start);
+    fields.push_back(id.substr(start, colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  const auto number = [&](const std::string& text, const char* what,
+                          double* value) {
+    char* end = nullptr;
+    *value = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size()) {
+      *errmsg = std::string(CuckooFilterPolicy::kClassName()) + ": " + what +
+                " '" + text + "' is not a number";
+      return false;
+    }
+    return true;
+  };
+  if (fields.size() > 4) {
+    *errmsg = std::string(CuckooFilterPolicy::kClassName()) + ": '" + id +
+              "' has more fields than cuckoofilter:<bits_per_key>:"
+              "<level_budgets>:<max_bytes_for_level_multiplier>";
+    return false;
+  }
+  if (fields.size() > 1 &&
+      !number(fields[1], "bits_per_key", &options->bits_per_key)) {
+    return false;
+  }
+  if (fields.size() > 2) options->level_budgets = fields[2];
+  return fields.size() <= 3 ||
+         number(fields[3], "max_bytes_for_level_multiplier",
+                &options->max_bytes_for_level_multiplier);
+}
+
+// The checks of every option; empty when valid, otherwise the message.
+std::string CheckOptions(const CuckooFilterPolicyOptions& options) {
+  const std::string problem = CheckBitsPerKey(options.bits_per_key);
+  return problem.empty() ? CheckLevelBudgets(options) : problem;
+}
 
 }  // namespace
 
@@ -77,31 +135,79 @@ std::string CheckBitsPerKey(double bits_per_key) {
   return "";
 }
 
+std::string CheckLevelBudgets(const CuckooFilterPolicyOptions& options) {
+  const std::string name = CuckooFilterPolicy::kClassName();
+  if (options.level_budgets != kUniformLevelBudgets &&
+      options.level_budgets != kMonkeyLevelBudgets) {
+    return name + ": level_budgets '" + options.level_budgets +
+           "' is not one of " + kUniformLevelBudgets + ", " +
+           kMonkeyLevelBudgets;
+  }
+  constexpr double kMaxLevelMultiplier = 1000.0;
+  if (!(options.max_bytes_for_level_multiplier > 1.0 &&
+        options.max_bytes_for_level_multiplier <= kMaxLevelMultiplier)) {
+    return name + ": max_bytes_for_level_multiplier " +
+           FormatDecimal(options.max_bytes_for_level_multiplier) +
+           " is outside the allowed range (1, " +
+           FormatDecimal(kMaxLevelMultiplier) + "]";
+  }
+  return "";
+}
+
 double UsableBitsPerKey(double bits_per_key) {
   if (std::isnan(bits_per_key)) return kDefaultBitsPerKey;
   return std::min(kMaxBitsPerKey, std::max(kMinBitsPerKey, bits_per_key));
 }
 
-CuckooFilterPolicy::CuckooFilterPolicy(double bits_per_key) {
-  options_.bits_per_key = bits_per_key;
+static_assert(LevelBudgets::kBalanceClasses == 17,
+              "CuckooFilterPolicy::kBalanceClasses is LevelBudgets'");
+
+CuckooFilterPolicy::CuckooFilterPolicy(double bits_per_key)
+    : CuckooFilterPolicy([bits_per_key] {
+        CuckooFilterPolicyOptions options;
+        options.bits_per_key = bits_per_key;
+        return options;
+      }()) {}
+
+CuckooFilterPolicy::CuckooFilterPolicy(const CuckooFilterPolicyOptions& options)
+    : options_(options) {
   RegisterOptions("CuckooFilterPolicyOptions", &options_, &policy_option_info);
+  MakeLevelBudgets();
+}
+
+void CuckooFilterPolicy::MakeLevelBudgets() {
+  level_budgets_.reset();
+  if (options_.level_budgets == kMonkeyLevelBudgets &&
+      CheckLevelBudgets(options_).empty()) {
+    level_budgets_ =
+        std::make_shared<LevelBudgets>(UsableBitsPerKey(options_.bits_per_key),
+                                       options_.max_bytes_for_level_multiplier,
+                                       kMinBitsPerKey, kMaxBitsPerKey);
+  }
 }
 
 std::string CuckooFilterPolicy::GetId() const {
-  return std::string(kClassName()) + ":" + FormatDecimal(options_.bits_per_key);
+  std::string id =
+      std::string(kClassName()) + ":" + FormatDecimal(options_.bits_per_key);
+  if (options_.level_budgets != kUniformLevelBudgets) {
+    id += ":" + options_.level_budgets + ":" +
+          FormatDecimal(options_.max_bytes_for_level_multiplier);
+  }
+  return id;
 }
 
 Status CuckooFilterPolicy::PrepareOptions(
     const ROCKSDB_NAMESPACE::ConfigOptions& config_options) {
-  const std::string problem = CheckBitsPerKey(options_.bits_per_key);
+  const std::string problem = CheckOptions(options_);
   if (!problem.empty()) return Status::InvalidArgument(problem);
+  MakeLevelBudgets();
   return FilterPolicy::PrepareOptions(config_options);
 }
 
 Status CuckooFilterPolicy::ValidateOptions(
     const ROCKSDB_NAMESPACE::DBOptions& db_options,
     const ROCKSDB_NAMESPACE::ColumnFamilyOptions& cf_options) const {
-  const std::string problem = CheckBitsPerKey(options_.bits_per_key);
+  const std::string problem = CheckOptions(options_);
   if (!problem.empty()) return Status::InvalidArgument(problem);
   return FilterPolicy::ValidateOptions(db_options, cf_options);
 }
@@ -135,12 +241,19 @@ FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
   // Nothing may throw into RocksDB. Without a builder it writes the file
   // without a filter, which reads correctly.
   try {
+    const LevelBudgets::Budget budget =
+        level_budgets_ != nullptr ? level_budgets_->ForFile(context)
+                                  : LevelBudgets::Budget{bits_per_key, 0};
+    // The balance of this budget: an alias into the policy's array.
+    std::shared_ptr<std::atomic<int64_t>> rounding_balance;
+    if (context.table_options.optimize_filters_for_memory) {
+      rounding_balance = std::shared_ptr<std::atomic<int64_t>>(
+          rounding_balances_, &(*rounding_balances_)[budget.balance_class]);
+    }
     return NewCuckooFilterBitsBuilder(
-        cuckoo::ChooseForBitsPerKey(bits_per_key),
+        cuckoo::ChooseForBitsPerKey(budget.bits_per_key),
         context.table_options.detect_filter_construct_corruption, info_log,
-        fallbacks_,
-        context.table_options.optimize_filters_for_memory ? rounding_balance_
-                                                          : nullptr,
+        fallbacks_, std::move(rounding_balance),
         NewConstructionReservations(context.table_options), fault_hook_);
   } catch (const std::exception& e) {
     if (info_log != nullptr) {
@@ -183,33 +296,31 @@ FallbackCounts CuckooFilterPolicy::fallback_counts() const {
 
 extern "C" int cuckoo_filter_register(ROCKSDB_NAMESPACE::ObjectLibrary& library,
                                       const std::string& /*arg*/) {
+  const ROCKSDB_NAMESPACE::FactoryFunc<const ROCKSDB_NAMESPACE::FilterPolicy>
+      factory =
+          [](const std::string& uri,
+             std::unique_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* guard,
+             std::string* errmsg) -> const ROCKSDB_NAMESPACE::FilterPolicy* {
+    CuckooFilterPolicyOptions options;
+    if (!ParseId(uri, &options, errmsg)) return nullptr;
+    *errmsg = CheckOptions(options);
+    if (!errmsg->empty()) return nullptr;
+    guard->reset(new CuckooFilterPolicy(options));
+    return guard->get();
+  };
+  // "cuckoofilter" and "cuckoofilter:<bits_per_key>".
   library.AddFactory<const ROCKSDB_NAMESPACE::FilterPolicy>(
       ROCKSDB_NAMESPACE::ObjectLibrary::PatternEntry(
           CuckooFilterPolicy::kClassName(), /*optional=*/true)
           .AddNumber(":", /*is_int=*/false),
-      [](const std::string& uri,
-         std::unique_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* guard,
-         std::string* errmsg) -> const ROCKSDB_NAMESPACE::FilterPolicy* {
-        double bits_per_key = kDefaultBitsPerKey;
-        const size_t colon = uri.find(':');
-        if (colon != std::string::npos) {
-          const std::string number = uri.substr(colon + 1);
-          char* end = nullptr;
-          bits_per_key = std::strtod(number.c_str(), &end);
-          if (number.empty() || end != number.c_str() + number.size()) {
-            *errmsg = std::string(CuckooFilterPolicy::kClassName()) +
-                      ": bits_per_key '" + number + "' is not a number";
-            return nullptr;
-          }
-        }
-        const std::string problem = CheckBitsPerKey(bits_per_key);
-        if (!problem.empty()) {
-          *errmsg = problem;
-          return nullptr;
-        }
-        guard->reset(new CuckooFilterPolicy(bits_per_key));
-        return guard->get();
-      });
+      factory);
+  // "cuckoofilter:<bits_per_key>:<level_budgets>[:<multiplier>]".
+  library.AddFactory<const ROCKSDB_NAMESPACE::FilterPolicy>(
+      ROCKSDB_NAMESPACE::ObjectLibrary::PatternEntry(
+          CuckooFilterPolicy::kClassName(), /*optional=*/false)
+          .AddNumber(":", /*is_int=*/false)
+          .AddSeparator(":"),
+      factory);
   size_t num_types = 0;
   return static_cast<int>(library.GetFactoryCount(&num_types));
 }

@@ -8,6 +8,7 @@
 // called through their vtables, so their declarations must match the library.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -25,7 +26,18 @@ namespace rocksdb_cuckoo {
 struct CuckooFilterPolicyOptions {
   // Space budget: table bits per key. The policy picks the fingerprint width,
   // bucket layout and load with the lowest false-positive rate within it.
+  // With level_budgets=monkey, the average over the LSM's levels.
   double bits_per_key = 10.0;
+  // How the budget is spread over an LSM's levels: "uniform" (every filter
+  // gets bits_per_key) or "monkey" (each level a budget that makes its
+  // false-positive rate proportional to its share of the keys, which
+  // minimises the sum of the levels' rates, the storage reads a lookup of an
+  // absent key wastes; plugin/level_budgets.h).
+  std::string level_budgets = "uniform";
+  // The ratio of adjacent levels' sizes that "monkey" assumes: set it to the
+  // column family's max_bytes_for_level_multiplier, which filters are not
+  // told (RocksDB's default is 10).
+  double max_bytes_for_level_multiplier = 10.0;
 };
 
 // Filters that answer "may match" for every key: RocksDB cannot tell them
@@ -50,10 +62,15 @@ using BuildFaultHook =
 inline constexpr double kMinBitsPerKey = 4.0;
 inline constexpr double kMaxBitsPerKey = 64.0;
 inline constexpr double kDefaultBitsPerKey = 10.0;
+inline constexpr const char* kUniformLevelBudgets = "uniform";
+inline constexpr const char* kMonkeyLevelBudgets = "monkey";
+
+class LevelBudgets;
 
 class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
  public:
   explicit CuckooFilterPolicy(double bits_per_key = kDefaultBitsPerKey);
+  explicit CuckooFilterPolicy(const CuckooFilterPolicyOptions& options);
 
   static const char* kClassName() { return "cuckoofilter"; }
   // Permanent: RocksDB stores the filter under "fullfilter." + this name.
@@ -64,7 +81,9 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
   const char* CompatibilityName() const override {
     return kCompatibilityName();
   }
-  // "cuckoofilter:<bits_per_key>": parses back through the factory.
+  // "cuckoofilter:<bits_per_key>", and with level_budgets=monkey
+  // "cuckoofilter:<bits_per_key>:monkey:<max_bytes_for_level_multiplier>":
+  // parses back through the factory.
   std::string GetId() const override;
 
   ROCKSDB_NAMESPACE::Status PrepareOptions(
@@ -79,6 +98,7 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
       const ROCKSDB_NAMESPACE::Slice& contents) const override;
 
   double bits_per_key() const { return options_.bits_per_key; }
+  const CuckooFilterPolicyOptions& options() const { return options_; }
 
   // This policy's fallbacks so far. The first always-match reader is also
   // reported on standard error with its reason (RocksDB gives readers no
@@ -102,20 +122,30 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
   };
 
  private:
+  // The per-level budgets of level_budgets=monkey, else null; made anew when
+  // the options change (PrepareOptions).
+  void MakeLevelBudgets();
+
   CuckooFilterPolicyOptions options_;
   std::shared_ptr<FallbackCounters> fallbacks_ =
       std::make_shared<FallbackCounters>();
-  // With optimize_filters_for_memory: the sum over this policy's filters of
-  // their expected false-positive rate minus their target, in units of
-  // 2^-32, which the builders keep near zero while they round filter sizes
-  // to the allocator's (see the builder).
-  std::shared_ptr<std::atomic<int64_t>> rounding_balance_ =
-      std::make_shared<std::atomic<int64_t>>(0);
+  std::shared_ptr<LevelBudgets> level_budgets_;
+  // With optimize_filters_for_memory: for each budget the policy gives
+  // (LevelBudgets::Budget::balance_class; one with uniform budgets), the sum
+  // over its filters of their expected false-positive rate minus their
+  // target, in units of 2^-32, which the builders keep near zero while they
+  // round filter sizes to the allocator's (allocator_rounding.h).
+  static constexpr int kBalanceClasses = 17;
+  std::shared_ptr<std::array<std::atomic<int64_t>, kBalanceClasses>>
+      rounding_balances_ =
+          std::make_shared<std::array<std::atomic<int64_t>, kBalanceClasses>>();
   BuildFaultHook fault_hook_;
 };
 
 // Checks a bits-per-key value; empty when valid, otherwise the message.
 std::string CheckBitsPerKey(double bits_per_key);
+// Checks the level_budgets options; empty when valid, otherwise the message.
+std::string CheckLevelBudgets(const CuckooFilterPolicyOptions& options);
 // The budget a builder uses: bits_per_key clamped to [kMinBitsPerKey,
 // kMaxBitsPerKey], kDefaultBitsPerKey for NaN.
 double UsableBitsPerKey(double bits_per_key);

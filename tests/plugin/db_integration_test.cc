@@ -164,22 +164,14 @@ TEST_F(DbTest, OptionsFileRoundTripsThePolicyExactly) {
                      "}"));
     Fill(1000);
     db_.reset();
-    rdb::DBOptions db_options;
-    std::vector<rdb::ColumnFamilyDescriptor> families;
-    rdb::Status s =
-        rdb::LoadLatestOptions(StrictConfig(), path_, &db_options, &families);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    ASSERT_EQ(families.size(), 1u);
-    auto* table =
-        families[0]
-            .options.table_factory->GetOptions<rdb::BlockBasedTableOptions>();
-    ASSERT_NE(table, nullptr);
-    ASSERT_NE(table->filter_policy, nullptr) << "the policy was dropped";
-    ASSERT_STREQ(table->filter_policy->Name(), "cuckoofilter");
-    EXPECT_EQ(static_cast<const CuckooFilterPolicy*>(table->filter_policy.get())
-                  ->bits_per_key(),
-              std::stod(bits));
-    EXPECT_EQ(table->filter_policy->GetId(), "cuckoofilter:" + bits);
+    const std::shared_ptr<const rdb::FilterPolicy> stored =
+        testing::StoredFilterPolicy(path_);
+    ASSERT_NE(stored, nullptr);
+    ASSERT_STREQ(stored->Name(), "cuckoofilter");
+    EXPECT_EQ(
+        static_cast<const CuckooFilterPolicy*>(stored.get())->bits_per_key(),
+        std::stod(bits));
+    EXPECT_EQ(stored->GetId(), "cuckoofilter:" + bits);
   }
 }
 

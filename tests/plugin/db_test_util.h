@@ -21,6 +21,7 @@
 #include "rocksdb/table.h"
 #include "rocksdb/table_properties.h"
 #include "rocksdb/utilities/object_registry.h"
+#include "rocksdb/utilities/options_util.h"
 #include "rocksdb_interfaces.h"
 
 namespace rocksdb_cuckoo {
@@ -72,6 +73,26 @@ inline std::vector<PartitionCutting> PartitionCuttings() {
 #else
   return {{"WithIndex", ""}};
 #endif
+}
+
+// The filter policy that the latest OPTIONS file of the DB at `path` names,
+// loaded with strict options; null (with a test failure) when it has none.
+inline std::shared_ptr<const rdb::FilterPolicy> StoredFilterPolicy(
+    const std::string& path) {
+  rdb::DBOptions db_options;
+  std::vector<rdb::ColumnFamilyDescriptor> families;
+  rdb::Status s =
+      rdb::LoadLatestOptions(StrictConfig(), path, &db_options, &families);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(families.size(), 1u);
+  if (!s.ok() || families.empty()) return nullptr;
+  auto* table =
+      families[0]
+          .options.table_factory->GetOptions<rdb::BlockBasedTableOptions>();
+  EXPECT_NE(table, nullptr);
+  if (table == nullptr) return nullptr;
+  EXPECT_NE(table->filter_policy, nullptr) << "the policy was dropped";
+  return table->filter_policy;
 }
 
 class DbTest : public ::testing::Test {
