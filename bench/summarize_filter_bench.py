@@ -72,7 +72,7 @@ def main():
     parser.add_argument("--repetitions", type=int, required=True)
     parser.add_argument("--bits-per-key", default="10")
     parser.add_argument("--working-mem-mb", default="64")
-    parser.add_argument("--m-queries", default="10")
+    parser.add_argument("--m-queries", default="2")
     args = parser.parse_args()
 
     print(f"RocksDB's util/filter_bench at {args.bits_per_key} bits/key, "

@@ -21,7 +21,7 @@
 #   --keys         average keys per filter (default 10000,100000,1000000)
 #   --repetitions  runs of each row (default 3)
 #   --working-mem-mb  filter memory built per run (default 64)
-#   --m-queries    millions of queries per query test (default 10)
+#   --m-queries    millions of queries per query test (default 2)
 #   output: a Markdown table on standard output; raw logs in DIR (default
 #   build/filter-bench)
 set -euo pipefail
@@ -34,7 +34,7 @@ allocators=glibc,jemalloc
 repetitions=3
 bits_per_key=10
 working_mem_mb=64
-m_queries=10
+m_queries=2
 out=$repo_root/build/filter-bench
 usage="usage: scripts/filter-bench.sh [--versions V,V] [--keys N,N] [--allocators glibc,jemalloc] [--repetitions R] [--bits-per-key B] [--working-mem-mb M] [--m-queries Q] [--out DIR]"
 while (($#)); do

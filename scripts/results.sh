@@ -3,10 +3,11 @@
 # Regenerates bench/RESULTS.md from one full run of the project's benchmarks
 # on this machine: the DB comparison's --full preset (both regimes, the
 # equal-FPR view), the micro-benchmarks (5 interleaved repetitions), stock
-# db_bench in the I/O-bound regime, a soak run, and the dynamic filter
+# db_bench in the I/O-bound regime, a soak run, RocksDB's own filter_bench
+# (scripts/filter-bench.sh, 7.8.3 and 11.8.1), and the dynamic filter
 # against its peers (scripts/peers-bench.sh). Every table in the file is the
 # verbatim output of a command it names, and the charts are copied next to
-# it (bench/results/). About 40 minutes on 2 cores; run it on a quiet
+# it (bench/results/). About 65 minutes on 2 cores; run it on a quiet
 # machine.
 #
 # usage: scripts/results.sh [--release [VERSION]] [--peers-dir DIR] [OUTPUT]
@@ -66,6 +67,7 @@ step stock "$repo_root/scripts/stock-db-bench-compare.sh" \
   ${release_flags[@]+"${release_flags[@]}"} --io 500000 50000
 step soak "$run_build_dir/bench/soak" --total_keys=20000000 \
   --keys_per_filter=10000000 --bits_per_key=10,16
+step filterbench "$repo_root/scripts/filter-bench.sh"
 step peers "$repo_root/scripts/peers-bench.sh" ${peers_flags[@]+"${peers_flags[@]}"}
 
 mkdir -p "$charts_dir"
@@ -99,6 +101,7 @@ scripts/compare.sh ${flags_text}--full
 scripts/micro-bench.sh${flags_text:+ ${flags_text% }}
 scripts/stock-db-bench-compare.sh ${flags_text}--io 500000 50000
 ${run_build_dir#"$repo_root"/}/bench/soak --total_keys=20000000 --keys_per_filter=10000000 --bits_per_key=10,16
+scripts/filter-bench.sh
 scripts/peers-bench.sh
 \`\`\`
 
@@ -145,6 +148,19 @@ Every added key probed (a false negative fails the run); absent keys measure the
 
 EOF
   cat "$work/soak.md"
+  cat <<'EOF'
+
+## RocksDB's own filter benchmark (`scripts/filter-bench.sh`)
+
+RocksDB's `util/filter_bench` of each version, with the project's `-filter_policy` flag
+(`scripts/lib/filter-bench-policy.pl`), built against that version's Release library; every run a fresh
+process with the plugin preloaded, under glibc's malloc as it comes (no tunables, nothing settled) and
+under jemalloc (preloaded). Build times include filter_bench's own key generation and reader set-up,
+the same for every policy. Query times are filter_bench's net ns/op of its mixed queries (half
+present).
+
+EOF
+  cat "$work/filterbench.md"
   cat <<'EOF'
 
 ## The dynamic filter and its peers (`scripts/peers-bench.sh`)
