@@ -58,8 +58,11 @@ DEFINE_uint64(num, 300000, "Keys in each DB");
 DEFINE_int32(value_size, 100, "Value size in bytes");
 DEFINE_int32(keys_per_prefix, 8, "Keys sharing each 8-byte prefix");
 DEFINE_string(bits_per_key, "10,16", "Comma-separated bits-per-key budgets");
-DEFINE_string(filters, "none,bloom,ribbon,cuckoo",
-              "Comma-separated policies: none, bloom, ribbon, cuckoo");
+DEFINE_string(filters, "none,bloom,ribbon,cuckoo,monkey",
+              "Comma-separated policies: none, bloom, ribbon, cuckoo, and "
+              "monkey (cuckoo with level_budgets=monkey: the budget is the "
+              "average over the LSM's levels; in the LSM regimes only, since "
+              "a filter on its own is one of cuckoo's)");
 DEFINE_string(regimes, "memory,io", "Comma-separated regimes: memory, io");
 DEFINE_int32(repetitions, 5, "Measured repetitions (after one warm-up pass)");
 DEFINE_uint64(reads, 50000, "memory regime: lookups per workload run");
@@ -151,7 +154,12 @@ const PolicyFamily kPolicyFamilies[] = {
     {"bloom", "bloomfilter:", ":false", "bloomfilter"},
     {"ribbon", "ribbonfilter:", ":-1", "ribbonfilter"},
     {"cuckoo", "cuckoofilter:", "", "cuckoofilter"},
+    {"monkey", "cuckoofilter:", ":monkey", "cuckoofilter"},
 };
+
+// Families whose filters differ only by where in an LSM they are written:
+// measured in the LSM regimes, not on their own.
+bool PerLevelOnly(const std::string& family) { return family == "monkey"; }
 
 enum class Regime { kBuild, kMemory, kIo };
 
@@ -560,6 +568,7 @@ int main(int argc, char** argv) {
   Progress("[equal FPR] measuring the grid " + FLAGS_fpr_budgets);
   std::vector<fc::FprCurve> curves;
   for (const PolicyFamily& family : kPolicyFamilies) {
+    if (PerLevelOnly(family.family)) continue;
     curves.push_back(
         {family.family,
          fc::MeasureFprCurve(family.family, SplitInts(FLAGS_fpr_budgets),
@@ -572,7 +581,7 @@ int main(int argc, char** argv) {
   fc::FilterCostSettings cost_settings;
   cost_settings.families.push_back("bloom");
   for (const std::string& family : Split(FLAGS_filters)) {
-    if (family != "none" && family != "bloom") {
+    if (family != "none" && family != "bloom" && !PerLevelOnly(family)) {
       cost_settings.families.push_back(family);
     }
   }
