@@ -12,10 +12,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 repo_root=$cuckoo_repo_root
 build_dir=${1:-$repo_root/build}
 
+# git is for the release test (scripts/release.sh clones the checkout); a
+# tree copied onto a minimal Debian has a .git folder but no git.
 # The compression libraries and Ninja are for RocksDB's own builds from
 # source (scripts/build-rocksdb.sh); jemalloc is the allocator the filter
 # memory tests and benchmarks preload besides glibc's.
-required_packages=(make pkgconf librocksdb-dev rocksdb-tools libxxhash-dev libgtest-dev
+required_packages=(make pkgconf git librocksdb-dev rocksdb-tools libxxhash-dev libgtest-dev
   libbenchmark-dev libgflags-dev cmake g++ clang libclang-rt-14-dev gnuplot-nox
   python3 ninja-build libsnappy-dev liblz4-dev libzstd-dev zlib1g-dev libbz2-dev
   libjemalloc2)
