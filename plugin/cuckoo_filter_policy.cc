@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// CuckooFilterPolicy: its options (bits_per_key, how OPTIONS files store
-// it), the builders and readers it hands RocksDB, and the ObjectLibrary
-// registrar of "cuckoofilter".
+// CuckooFilterPolicy: its options (bits_per_key, level_budgets and
+// max_bytes_for_level_multiplier, their checks, the id forms and how OPTIONS
+// files store them), the builders and readers it hands RocksDB, and the
+// ObjectLibrary registrar of "cuckoofilter".
 #include "cuckoo_filter_policy.h"
 
 #include <algorithm>
