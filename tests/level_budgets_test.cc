@@ -105,6 +105,18 @@ TEST(LevelBudgetsTest, OtherRatiosAndBounds) {
   for (double bits : low.bits_per_key) EXPECT_EQ(bits, kMin);
 }
 
+// Deep LSMs and large ratios: the deepest levels' shares underflow.
+TEST(LevelBudgetsTest, DeepLevelsAndLargeRatiosStayFinite) {
+  for (double ratio : {10.0, 100.0, 1e6}) {
+    SCOPED_TRACE(ratio);
+    const LevelBudgets budgets = ChooseLevelBudgets(10, ratio, 64, kMin, kMax);
+    ASSERT_EQ(budgets.bits_per_key.size(), 64u);
+    EXPECT_NEAR(WeightedAverage(budgets.bits_per_key, ratio), 10, 1e-8);
+    EXPECT_EQ(budgets.bits_per_key[63], kMax);
+    EXPECT_LT(budgets.expected_fpr_sum, budgets.uniform_fpr_sum);
+  }
+}
+
 TEST(LevelBudgetsTest, BadInputThrows) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   EXPECT_THROW(ChooseLevelBudgets(10, 1, 3, kMin, kMax), std::invalid_argument);

@@ -110,23 +110,34 @@ inline LevelBudgets ChooseLevelBudgets(
         std::to_string(max_bits_per_key) + ")");
   }
   const size_t levels = static_cast<size_t>(num_levels);
+  // Shares and their logs: deep levels' shares underflow (10^-63 at 64
+  // levels), their logs do not.
   std::vector<double> shares(levels);
+  std::vector<double> log_shares(levels);
   double total = 0.0;
   for (size_t d = 0; d < levels; ++d) {
     shares[d] = std::pow(size_ratio, -static_cast<double>(d));
     total += shares[d];
   }
-  for (double& share : shares) share /= total;
+  for (size_t d = 0; d < levels; ++d) {
+    shares[d] /= total;
+    log_shares[d] =
+        -static_cast<double>(d) * std::log(size_ratio) - std::log(total);
+  }
 
   LevelBudgets result;
   result.bits_per_key.assign(levels, average_bits_per_key);
-  // The budgets at multiplier lambda (rates lambda w_d, at most kMaxFpr), and
-  // their average.
+  // The budgets at multiplier lambda (rates lambda w_d, within
+  // [kMinFpr, kMaxFpr]), and their average.
+  constexpr double kMinFpr = 1e-300;
   constexpr double kMaxFpr = 0.5;
+  const double log_min_fpr = std::log(kMinFpr);
+  const double log_max_fpr = std::log(kMaxFpr);
   const auto budgets_at = [&](double log_lambda) {
     double average = 0.0;
     for (size_t d = 0; d < levels; ++d) {
-      const double fpr = std::min(std::exp(log_lambda) * shares[d], kMaxFpr);
+      const double fpr = std::exp(
+          std::clamp(log_lambda + log_shares[d], log_min_fpr, log_max_fpr));
       result.bits_per_key[d] =
           std::clamp(BitsPerKeyForFalsePositiveRate(fpr, construction),
                      min_bits_per_key, max_bits_per_key);
@@ -135,10 +146,11 @@ inline LevelBudgets ChooseLevelBudgets(
     return average;
   };
   if (levels > 1) {
-    // The average falls as lambda grows: bisect log(lambda) between rates of
-    // about 1e-300 (every level at most bits) and kMaxFpr at every level.
-    double low = std::log(1e-300);
-    double high = std::log(kMaxFpr / shares[levels - 1]);
+    // The average falls as lambda grows: bisect log(lambda) between kMinFpr
+    // at every level (every level at the most bits) and kMaxFpr at every
+    // level.
+    double low = log_min_fpr - log_shares[0];
+    double high = log_max_fpr - log_shares[levels - 1];
     if (budgets_at(low) <= average_bits_per_key) {
       high = low;
     } else if (budgets_at(high) >= average_bits_per_key) {
