@@ -13,7 +13,7 @@
 # kept once in ${XDG_CACHE_HOME:-~/.cache}/rocksdb-cuckoo/downloads; a
 # download goes to a temporary name first, and one that does not match its
 # checksum is deleted and tried once more. The system's apt configuration is
-# left alone: deb-src entries, lists and cache live in the download cache.
+# left alone (scripts/lib/debian-source.sh).
 #
 # usage: scripts/fetch-rocksdb-source.sh DEST [--full] [VERSION | TARBALL]
 #   VERSION  e.g. 9.10.0 (default: the version of the installed librocksdb-dev)
@@ -24,6 +24,7 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$repo_root/scripts/lib/debian-source.sh"
 usage="usage: fetch-rocksdb-source.sh DEST [--full] [VERSION | TARBALL]"
 dest=${1:?$usage}
 shift
@@ -57,70 +58,6 @@ verified() {  # file sha
   log "$1 does not match its pinned sha256 $2: deleted"
   rm -f "$1"
   return 1
-}
-
-# Downloads the orig tarball of Debian's rocksdb source package of upstream
-# version $1 from suite $2 ("" for the system's own) to $3.
-download_debian() {
-  local upstream=$1 suite=$2 out=$3
-  local apt_dir="$downloads/apt${suite:+-$suite}"
-  mkdir -p "$apt_dir/sources.list.d" "$apt_dir/state/lists/partial" \
-    "$apt_dir/cache/archives/partial"
-  # The system's binary-package entries, turned into deb-src entries (and
-  # moved to another suite if asked), in a private sources folder.
-  : >"$apt_dir/sources.list"
-  : >"$apt_dir/sources.list.d/system-as-src.sources"
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    awk -v suite="$suite" 'BEGIN { RS = ""; FS = OFS = "\n"; ORS = "\n\n" }
-         {
-           binary = 0
-           release = 0  # lists a release suite, not only -updates/-security
-           for (i = 1; i <= NF; i++) {
-             if ($i ~ /^Types:/ && (" " $i " ") ~ / deb /) { binary = 1; $i = "Types: deb-src" }
-             if ($i ~ /^Suites:/) {
-               n = split(substr($i, 8), names, " ")
-               for (j = 1; j <= n; j++) if (names[j] !~ /-/) release = 1
-               if (suite != "") $i = "Suites: " suite
-             }
-           }
-           if (binary && (suite == "" || release)) print
-         }' "$f" >>"$apt_dir/sources.list.d/system-as-src.sources"
-  done
-  if [ -f /etc/apt/sources.list ]; then
-    awk -v suite="$suite" '$1 == "deb" && (suite == "" || $0 !~ /-(security|updates|backports)/) {
-        $1 = "deb-src"
-        if (suite != "") {
-          # deb [options] URI suite components...
-          for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) break
-          $(i + 1) = suite
-        }
-        print
-      }' /etc/apt/sources.list >>"$apt_dir/sources.list"
-  fi
-  local apt_opts=(-q -o "Dir::Etc::SourceList=$apt_dir/sources.list"
-    -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
-    -o "Dir::State=$apt_dir/state" -o "Dir::Cache=$apt_dir/cache"
-    -o "APT::Sandbox::User=$(id -un)")
-  apt-get "${apt_opts[@]}" update >&2
-  # Any Debian revision of this upstream version: they share the tarball.
-  local deb_version
-  deb_version=$(apt-cache "${apt_opts[@]}" showsrc rocksdb 2>/dev/null |
-    sed -n 's/^Version: //p' | awk -v up="$upstream" '{
-        v = $0; sub(/^[0-9]+:/, "", v); sub(/-[^-]*$/, "", v)
-        if (v == up) { print; exit }
-      }')
-  [ -n "$deb_version" ] ||
-    die "Debian${suite:+ $suite} has no rocksdb source package of version $upstream"
-  local name uri
-  name=$(basename "$out")
-  uri=$(apt-get "${apt_opts[@]}" source --print-uris "rocksdb=$deb_version" |
-    awk -v name="$name" '$2 == name { gsub("\047", "", $1); print $1 }')
-  [ -n "$uri" ] || die "apt knows no $name for rocksdb=$deb_version"
-  log "downloading $name (Debian source package rocksdb=$deb_version)"
-  /usr/lib/apt/apt-helper -o "APT::Sandbox::User=$(id -un)" download-file \
-    "$uri" "$out.partial" >&2
-  mv "$out.partial" "$out"
 }
 
 # The upstream tarballs of releases Debian does not carry.
@@ -169,7 +106,8 @@ fetch_release() {  # upstream version -> path of the verified tarball
   installed=${installed#*:}
   [ "${installed%-*}" = "$upstream" ] && suite=""
   for attempt in 1 2; do
-    download_debian "$upstream" "$suite" "$cached"
+    debian_source_download rocksdb "$upstream" "$suite" "$cached" \
+      "$downloads/apt${suite:+-$suite}" || die "no RocksDB $upstream from Debian"
     if verified "$cached" "$sha"; then
       echo "$cached"
       return

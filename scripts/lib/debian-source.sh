@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+# Downloads the upstream tarball of a Debian source package (sourced, not
+# run), for the scripts that fetch RocksDB's source tree and Redis's module
+# header. The system's apt configuration is left alone: the deb-src entries,
+# lists and cache live in a private folder of the caller's download cache.
+#
+# usage: source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-source.sh"
+#        debian_source_download PACKAGE UPSTREAM SUITE OUT APT_DIR
+#   PACKAGE   the source package, e.g. rocksdb or redis
+#   UPSTREAM  its upstream version; any Debian revision of it will do, as
+#             they share the tarball
+#   SUITE     a Debian suite such as trixie, or "" for the system's own
+#             suites (with their security and stable updates)
+#   OUT       where the tarball goes (its name must be the orig tarball's)
+#   APT_DIR   the private apt folder
+# Progress goes to standard error; returns 1 with a reason when Debian has no
+# such package or tarball. The caller checks the checksum.
+debian_source_download() {
+  local package=$1 upstream=$2 suite=$3 out=$4 apt_dir=$5
+  mkdir -p "$apt_dir/sources.list.d" "$apt_dir/state/lists/partial" \
+    "$apt_dir/cache/archives/partial"
+  # The system's binary-package entries, turned into deb-src entries (and
+  # moved to another suite if asked), in a private sources folder.
+  : >"$apt_dir/sources.list"
+  : >"$apt_dir/sources.list.d/system-as-src.sources"
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk -v suite="$suite" 'BEGIN { RS = ""; FS = OFS = "\n"; ORS = "\n\n" }
+         {
+           binary = 0
+           release = 0  # lists a release suite, not only -updates/-security
+           for (i = 1; i <= NF; i++) {
+             if ($i ~ /^Types:/ && (" " $i " ") ~ / deb /) { binary = 1; $i = "Types: deb-src" }
+             if ($i ~ /^Suites:/) {
+               n = split(substr($i, 8), names, " ")
+               for (j = 1; j <= n; j++) if (names[j] !~ /-/) release = 1
+               if (suite != "") $i = "Suites: " suite
+             }
+           }
+           if (binary && (suite == "" || release)) print
+         }' "$f" >>"$apt_dir/sources.list.d/system-as-src.sources"
+  done
+  if [ -f /etc/apt/sources.list ]; then
+    awk -v suite="$suite" '$1 == "deb" && (suite == "" || $0 !~ /-(security|updates|backports)/) {
+        $1 = "deb-src"
+        if (suite != "") {
+          # deb [options] URI suite components...
+          for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) break
+          $(i + 1) = suite
+        }
+        print
+      }' /etc/apt/sources.list >>"$apt_dir/sources.list"
+  fi
+  local apt_opts=(-q -o "Dir::Etc::SourceList=$apt_dir/sources.list"
+    -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
+    -o "Dir::State=$apt_dir/state" -o "Dir::Cache=$apt_dir/cache"
+    -o "APT::Sandbox::User=$(id -un)")
+  apt-get "${apt_opts[@]}" update >&2
+  local deb_version
+  deb_version=$(apt-cache "${apt_opts[@]}" showsrc "$package" 2>/dev/null |
+    sed -n 's/^Version: //p' | awk -v up="$upstream" '{
+        v = $0; sub(/^[0-9]+:/, "", v); sub(/-[^-]*$/, "", v)
+        if (v == up) { print; exit }
+      }')
+  if [ -z "$deb_version" ]; then
+    echo "Debian${suite:+ $suite} has no $package source package of version $upstream" >&2
+    return 1
+  fi
+  local name uri
+  name=$(basename "$out")
+  uri=$(apt-get "${apt_opts[@]}" source --print-uris "$package=$deb_version" |
+    awk -v name="$name" '$2 == name { gsub("\047", "", $1); print $1 }')
+  if [ -z "$uri" ]; then
+    echo "apt knows no $name for $package=$deb_version" >&2
+    return 1
+  fi
+  echo "downloading $name (Debian source package $package=$deb_version)" >&2
+  /usr/lib/apt/apt-helper -o "APT::Sandbox::User=$(id -un)" download-file \
+    "$uri" "$out.partial" >&2
+  mv "$out.partial" "$out"
+}
