@@ -525,5 +525,43 @@ TEST(CuckooFilterChunkTest, RefusesAHeaderThatDisagreesWithTheDumpSize) {
   EXPECT_NE(error.find("chunks loaded"), std::string::npos) << error;
 }
 
+// CF.SCANDUMP dumps one chunk per call: a dumper that seeks to chunk k gives
+// what the k-th Next gives, and nothing past the last chunk.
+TEST(CuckooFilterChunkTest, SeekGivesTheChunkThatNextGives) {
+  CuckooFilter filter = GrownFilterWithAStash(20);
+  CuckooFilterDumper dumper(filter, 100);
+  std::vector<std::vector<uint8_t>> chunks;
+  std::vector<uint8_t> chunk;
+  while (dumper.Next(&chunk)) chunks.push_back(chunk);
+  ASSERT_GE(chunks.size(), 3u);
+  for (uint64_t k : {uint64_t{2}, uint64_t{0}, uint64_t{chunks.size() - 1}}) {
+    CuckooFilterDumper seeking(filter, 100);
+    seeking.Seek(k);
+    ASSERT_TRUE(seeking.Next(&chunk));
+    EXPECT_EQ(chunk, chunks[k]) << "chunk " << k;
+  }
+  for (uint64_t past : {uint64_t{chunks.size()}, uint64_t{1} << 40}) {
+    CuckooFilterDumper seeking(filter, 100);
+    seeking.Seek(past);
+    EXPECT_FALSE(seeking.Next(&chunk));
+  }
+}
+
+// A server bounds what CF.LOADCHUNK may allocate: a dump larger than the
+// loader's limit is refused at its first chunk, and one within it loads.
+TEST(CuckooFilterChunkTest, RefusesADumpLargerThanTheLimit) {
+  CuckooFilter filter = GrownFilterWithAStash(21);
+  const uint64_t size = SerializeCuckooFilter(filter).size();
+  CuckooFilterDumper dumper(filter, 100);
+  std::vector<uint8_t> first;
+  ASSERT_TRUE(dumper.Next(&first));
+  std::string error;
+  CuckooFilterChunkLoader small(size - 1);
+  EXPECT_FALSE(small.Load(first.data(), first.size(), &error));
+  EXPECT_NE(error.find("exceeds the limit"), std::string::npos) << error;
+  CuckooFilterChunkLoader enough(size);
+  EXPECT_TRUE(enough.Load(first.data(), first.size(), &error)) << error;
+}
+
 }  // namespace
 }  // namespace cuckoo

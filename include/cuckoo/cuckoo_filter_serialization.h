@@ -69,6 +69,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 
 #include "cuckoo/byte_io.h"
 #include "cuckoo/cuckoo_filter.h"
@@ -454,6 +455,14 @@ class CuckooFilterDumper {
 
   uint64_t num_chunks() const { return num_chunks_; }
 
+  // Makes chunk `sequence` the next one Next gives (num_chunks() or more:
+  // none), for a caller that dumps one chunk per call (CF.SCANDUMP).
+  void Seek(uint64_t sequence) {
+    sequence = std::min(sequence, num_chunks_);
+    offset_ = std::min(total_, sequence * max_payload_);
+    sequence_ = static_cast<uint32_t>(sequence);
+  }
+
   // Writes the next chunk into *chunk; false once all have been given.
   bool Next(std::vector<uint8_t>* chunk) {
     if (offset_ == total_) return false;
@@ -568,6 +577,13 @@ inline std::vector<uint8_t> SerializeCuckooFilter(const CuckooFilter& filter) {
 // given in order. Each chunk is checked before it is used (see "Chunks").
 class CuckooFilterChunkLoader {
  public:
+  // A dump of more than max_size serialized bytes is refused at its first
+  // chunk, before anything is allocated for it: a server bounds what one
+  // command may make it allocate.
+  explicit CuckooFilterChunkLoader(
+      uint64_t max_size = std::numeric_limits<uint64_t>::max())
+      : max_size_(max_size) {}
+
   // False, with *error set and nothing changed, for a refused chunk.
   bool Load(const uint8_t* chunk, size_t size, std::string* error) {
     namespace s = serialization;
@@ -607,6 +623,10 @@ class CuckooFilterChunkLoader {
     if (sequence > 0 && (dump_id != dump_id_ || num_chunks != num_chunks_ ||
                          total_size != total_size_)) {
       return fail("the chunk belongs to another dump");
+    }
+    if (total_size > max_size_) {
+      return fail("a dump of " + std::to_string(total_size) +
+                  " bytes exceeds the limit of " + std::to_string(max_size_));
     }
     if (sequence >= num_chunks) {
       return fail("chunk " + std::to_string(sequence) + " of a dump of " +
@@ -651,6 +671,7 @@ class CuckooFilterChunkLoader {
  private:
   // Engaged from chunk 0 on: next_sequence_ > 0 implies a loader.
   std::optional<CuckooFilterLoader> loader_;
+  uint64_t max_size_;
   uint32_t next_sequence_ = 0;
   uint32_t num_chunks_ = 0;
   uint64_t dump_id_ = 0;
