@@ -20,7 +20,7 @@ build_dir=${1:-$repo_root/build}
 required_packages=(make pkgconf git librocksdb-dev rocksdb-tools libxxhash-dev libgtest-dev
   libbenchmark-dev libgflags-dev cmake g++ clang libclang-rt-14-dev gnuplot-nox
   python3 ninja-build libsnappy-dev liblz4-dev libzstd-dev zlib1g-dev libbz2-dev
-  libjemalloc2)
+  libjemalloc2 redis-server redis-tools python3-redis python3-pytest)
 
 cuckoo_install_packages setup "${required_packages[@]}"
 

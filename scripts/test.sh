@@ -17,7 +17,8 @@
 #               to the reading threads, and would report that as a race.
 #               Eight volume tests are left out: they repeat, single-threaded
 #               or with more keys, what the other tests run across threads,
-#               and take over half the suite's time under TSan.
+#               and take over half the suite's time under TSan. The CF
+#               module, single-threaded in its server, is left out.
 #   --rocksdb   builds in build-rocksdb-<version> against another RocksDB:
 #               a release (7.8.3, 9.10.0, 9.11.2, 10.10.1, 11.8.1), a
 #               release tarball or a source tree, which
@@ -25,7 +26,8 @@
 #               with its db_bench, ldb and sst_dump; the whole suite runs
 #               against that library and those tools, but for the install
 #               into /usr, which is a distribution's layout for Debian's
-#               library and runs in the suite against it.
+#               library and runs in the suite against it, and the CF module,
+#               which has no RocksDB in it.
 #   BUILD_DIR   overrides the build folder.
 set -euo pipefail
 
@@ -49,11 +51,12 @@ elif [ "${1:-}" = "--sanitize" ]; then
 elif [ "${1:-}" = "--tsan" ]; then
   build_dir=${BUILD_DIR:-$repo_root/build-tsan}
   cmake_args+=(-DCUCKOO_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    "${sanitizer_flags[@]}" -DCUCKOO_BUILD_BENCH=OFF)
+    "${sanitizer_flags[@]}" -DCUCKOO_BUILD_BENCH=OFF -DCUCKOO_BUILD_MODULE=OFF)
   with_tsan_rocksdb=1
   ctest_args+=(-E "^(DbTest\.AMillionKeysWithoutAFalseNegative|DbTest\.NoFalseNegativesAndFalsePositiveRatesAgainstBloom|CuckooFilterTest\.InsertsNearTheLoadLimitMoveFewFingerprints|CuckooFilterTest\.TinyTablesFilledPastFullLoseNoKey|StaticBuilderTest\.MeasuredFalsePositiveRateMatchesTheFormula|FilterBitsTest\.SpaceEstimateIsNeverBelowTheFinishedBlock|CuckooFilterApiTest\.BatchedInsertsGiveWhatOneByOneInsertsGive|FilterChargeDbTest\.ACacheTooSmallForTheBuildLosesNoKey)$")
 elif [ "${1:-}" = "--rocksdb" ]; then
   other_rocksdb=${2:?usage: scripts/test.sh --rocksdb VERSION|TARBALL|TREE}
+  cmake_args+=(-DCUCKOO_BUILD_MODULE=OFF)
   ctest_args+=(-E "^Package\.InstalledToTheSystemPrefixWithMultiarchLibdir$")
 elif [ -n "${1:-}" ]; then
   echo "usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE]" >&2

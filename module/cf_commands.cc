@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// The CF.* commands, compatible with RedisBloom's: the same arguments,
+// defaults, replies (RESP2 integers, RESP3 booleans where RedisBloom gives
+// them) and error strings, so that its clients work unchanged. Beyond it:
+// CF.RESERVE's BITS (fingerprint width) and SEED, and CF.MERGE.
+//
+// Growth
+// ------
+// RedisBloom grows by chaining: each expansion adds a sub-filter that every
+// lookup probes, so its false-positive rates add up. Here the filter grows
+// in place (cuckoo_filter.h, "Growth"): a lookup stays two buckets, and the
+// false-positive rate never exceeds that of BITS-bit fingerprints. EXPANSION
+// n makes each growth multiply the table by 1 + n rounded up to a power of
+// two (the table holds at least as much after a growth as RedisBloom's chain
+// does), and the filter may grow until it is 32 times its reserved size, as
+// RedisBloom's default of 32 sub-filters allows at EXPANSION 1. The price
+// is paid up front: every slot holds the growth bits it will give up, so an
+// EXPANSION 1 filter has BITS + 5 bits per slot until it has grown.
+// EXPANSION 0 never grows.
+//
+// Replication
+// -----------
+// Every write is deterministic given the filter's state (its kick-out
+// victims come from a generator whose state is part of the filter), so
+// replicating the commands keeps replicas identical to the primary. What
+// is not in a command is its filter's random seed: a command that creates a
+// filter replicates a CF.RESERVE that names the seed, before itself. An
+// insert that finds the filter full still advances its generator, so a
+// CF.ADD that fails replicates as the CF.INSERT of its item, which gives no
+// error. A CF.DEL that deleted nothing changed nothing, and is not
+// replicated.
+#include "cf_commands.h"
+
+#include <cctype>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "cf_value.h"
+
+namespace cuckoo_cf {
+namespace {
+
+RedisModuleType* filter_type = nullptr;
+
+// RedisBloom's limits and defaults.
+constexpr long long kMaxCapacity = 1LL << 30;
+constexpr long long kDefaultCapacity = 1024;
+constexpr long long kDefaultMaxIterations = 20;
+constexpr long long kMaxIterations = 65535;
+constexpr long long kDefaultExpansion = 1;
+constexpr long long kMaxExpansion = 32768;
+// This module's: the fingerprint width, and how far a filter may grow
+// (log2 of the factor).
+constexpr long long kDefaultBits = 8;
+constexpr int kGrowthBits = 5;
+
+const char* const kLoadingError =
+    "ERR the filter is still being loaded by CF.LOADCHUNK";
+
+struct ReserveArgs {
+  long long capacity = kDefaultCapacity;
+  long long bucket_size = 2;
+  long long max_iterations = kDefaultMaxIterations;
+  long long expansion = kDefaultExpansion;
+  long long bits = kDefaultBits;
+  std::optional<uint64_t> seed;
+};
+
+bool IsResp3(RedisModuleCtx* ctx) {
+  return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;
+}
+
+// A RESP3 boolean, or a RESP2 integer.
+int ReplyWithFlag(RedisModuleCtx* ctx, bool resp3_bool, long long value) {
+  if (resp3_bool && IsResp3(ctx))
+    return RedisModule_ReplyWithBool(ctx, value != 0);
+  return RedisModule_ReplyWithLongLong(ctx, value);
+}
+
+int ReplyWithError(RedisModuleCtx* ctx, const std::string& message) {
+  return RedisModule_ReplyWithError(ctx, message.c_str());
+}
+
+bool ArgIs(RedisModuleString* arg, const char* word) {
+  size_t size;
+  const char* data = RedisModule_StringPtrLen(arg, &size);
+  return size == std::strlen(word) && strncasecmp(data, word, size) == 0;
+}
+
+std::string ArgString(RedisModuleString* arg) {
+  size_t size;
+  const char* data = RedisModule_StringPtrLen(arg, &size);
+  return std::string(data, size);
+}
+
+// The key and its filter: status kFound with value set, or why not.
+enum class Status { kEmpty, kWrongType, kFound };
+struct Opened {
+  RedisModuleKey* key;
+  Status status;
+  FilterValue* value;
+};
+
+Opened Open(RedisModuleCtx* ctx, RedisModuleString* name, int mode) {
+  Opened opened{
+      static_cast<RedisModuleKey*>(RedisModule_OpenKey(ctx, name, mode)),
+      Status::kEmpty, nullptr};
+  const int type = RedisModule_KeyType(opened.key);
+  if (type == REDISMODULE_KEYTYPE_EMPTY) return opened;
+  if (type != REDISMODULE_KEYTYPE_MODULE ||
+      RedisModule_ModuleTypeGetType(opened.key) != filter_type) {
+    opened.status = Status::kWrongType;
+    return opened;
+  }
+  opened.status = Status::kFound;
+  opened.value =
+      static_cast<FilterValue*>(RedisModule_ModuleTypeGetValue(opened.key));
+  return opened;
+}
+
+// RedisBloom's replies for a key that is missing or of another type.
+const char* StatusError(Status status) {
+  switch (status) {
+    case Status::kEmpty:
+      return "ERR not found";
+    case Status::kWrongType:
+      return REDISMODULE_ERRORMSG_WRONGTYPE;
+    case Status::kFound:
+      break;
+  }
+  return "ERR item exists";
+}
+
+void Notify(RedisModuleCtx* ctx, const char* event, RedisModuleString* key) {
+  RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, event, key);
+}
+
+// Parses an integer option in [low, high], with RedisBloom's errors.
+bool ParseRanged(RedisModuleCtx* ctx, RedisModuleString* arg, const char* name,
+                 long long low, long long high, long long* out) {
+  if (RedisModule_StringToLongLong(arg, out) != REDISMODULE_OK) {
+    ReplyWithError(ctx, std::string("Couldn't parse ") + name);
+    return false;
+  }
+  if (*out < low || *out > high) {
+    ReplyWithError(ctx, std::string(name) + ": value must be in the range [" +
+                            std::to_string(low) + ", " + std::to_string(high) +
+                            "]");
+    return false;
+  }
+  return true;
+}
+
+bool CheckCapacity(RedisModuleCtx* ctx, const ReserveArgs& args) {
+  if (args.capacity < 2 * args.bucket_size || args.capacity > kMaxCapacity) {
+    ReplyWithError(ctx, "Capacity must be in the range [2 * BUCKETSIZE, " +
+                            std::to_string(kMaxCapacity) + "]");
+    return false;
+  }
+  return true;
+}
+
+cuckoo::CuckooFilterOptions OptionsOf(const ReserveArgs& args, uint64_t seed) {
+  cuckoo::CuckooFilterOptions options;
+  options.layout.bucket_size = static_cast<int>(args.bucket_size);
+  options.layout.fingerprint_bits = static_cast<int>(args.bits);
+  options.layout.semi_sorted = args.bucket_size == 4 && args.bits >= 5;
+  options.max_kicks = static_cast<uint32_t>(args.max_iterations);
+  options.seed = seed;
+  if (args.expansion > 0) {
+    uint32_t factor = 2;
+    while (factor < static_cast<uint64_t>(args.expansion) + 1) factor *= 2;
+    options.expansion = factor;
+    const int factor_bits = __builtin_ctz(factor);
+    options.max_growths =
+        static_cast<uint32_t>((kGrowthBits + factor_bits - 1) / factor_bits);
+  }
+  return options;
+}
+
+uint64_t RandomSeed() {
+  std::random_device device;
+  return (uint64_t{device()} << 32) ^ device();
+}
+
+// Creates the filter in the empty key, replicates its creation with the
+// seed (see "Replication") and notifies "cf.reserve". Replies with the error
+// and returns null when the filter cannot be made.
+FilterValue* Create(RedisModuleCtx* ctx, const Opened& opened,
+                    RedisModuleString* name, const ReserveArgs& args) {
+  const uint64_t seed = args.seed.has_value() ? *args.seed : RandomSeed();
+  const cuckoo::CuckooFilterOptions options = OptionsOf(args, seed);
+  FilterValue* value;
+  try {
+    value = new FilterValue(cuckoo::CuckooFilter::Reserve(
+        static_cast<uint64_t>(args.capacity), options));
+  } catch (const std::bad_alloc&) {
+    ReplyWithError(ctx, "ERR Insufficient memory to create filter");
+    return nullptr;
+  } catch (const std::exception& e) {
+    ReplyWithError(ctx,
+                   std::string("ERR Could not create filter: ") + e.what());
+    return nullptr;
+  }
+  RedisModule_ModuleTypeSetValue(opened.key, filter_type, value);
+  const std::string seed_text = std::to_string(seed);
+  RedisModule_Replicate(ctx, "CF.RESERVE", "slclclclclcc", name, args.capacity,
+                        "BUCKETSIZE", args.bucket_size, "MAXITERATIONS",
+                        args.max_iterations, "EXPANSION", args.expansion,
+                        "BITS", args.bits, "SEED", seed_text.c_str());
+  Notify(ctx, "cf.reserve", name);
+  return value;
+}
+
+// CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]
+//            [BITS n] [SEED n]
+int Reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 3 || argc % 2 == 0) return RedisModule_WrongArity(ctx);
+  ReserveArgs args;
+  if (RedisModule_StringToLongLong(argv[2], &args.capacity) != REDISMODULE_OK) {
+    return ReplyWithError(ctx, "Bad capacity");
+  }
+  for (int i = 3; i < argc; i += 2) {
+    RedisModuleString* value = argv[i + 1];
+    if (ArgIs(argv[i], "BUCKETSIZE")) {
+      if (RedisModule_StringToLongLong(value, &args.bucket_size) !=
+          REDISMODULE_OK) {
+        return ReplyWithError(ctx, "Couldn't parse BUCKETSIZE");
+      }
+      if (args.bucket_size != 2 && args.bucket_size != 4 &&
+          args.bucket_size != 8) {
+        return ReplyWithError(ctx, "BUCKETSIZE: value must be 2, 4 or 8");
+      }
+    } else if (ArgIs(argv[i], "MAXITERATIONS")) {
+      if (!ParseRanged(ctx, value, "MAXITERATIONS", 1, kMaxIterations,
+                       &args.max_iterations)) {
+        return REDISMODULE_OK;
+      }
+    } else if (ArgIs(argv[i], "EXPANSION")) {
+      if (!ParseRanged(ctx, value, "EXPANSION", 0, kMaxExpansion,
+                       &args.expansion)) {
+        return REDISMODULE_OK;
+      }
+    } else if (ArgIs(argv[i], "BITS")) {
+      if (!ParseRanged(ctx, value, "BITS", cuckoo::kMinFingerprintBits,
+                       cuckoo::kMaxFingerprintBits, &args.bits)) {
+        return REDISMODULE_OK;
+      }
+    } else if (ArgIs(argv[i], "SEED")) {
+      unsigned long long seed;
+      if (RedisModule_StringToULongLong(value, &seed) != REDISMODULE_OK) {
+        return ReplyWithError(ctx, "Couldn't parse SEED");
+      }
+      args.seed = seed;
+    } else {
+      return ReplyWithError(ctx,
+                            "Unknown argument received: " + ArgString(argv[i]));
+    }
+  }
+  if (!CheckCapacity(ctx, args)) return REDISMODULE_OK;
+  const Opened opened =
+      Open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+  if (opened.status != Status::kEmpty) {
+    return ReplyWithError(ctx, StatusError(opened.status));
+  }
+  if (Create(ctx, opened, argv[1], args) == nullptr) return REDISMODULE_OK;
+  return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+// The shared part of CF.ADD, CF.ADDNX, CF.INSERT and CF.INSERTNX.
+struct InsertMode {
+  bool nx;
+  bool multi;  // CF.INSERT*: an array reply, and no error for a full filter
+  bool create;
+  ReserveArgs reserve;
+};
+
+int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
+                RedisModuleString** items, int num_items,
+                const InsertMode& mode) {
+  const Opened opened =
+      Open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+  FilterValue* value = opened.value;
+  if (opened.status == Status::kEmpty && mode.create) {
+    value = Create(ctx, opened, argv[1], mode.reserve);
+    if (value == nullptr) return REDISMODULE_OK;
+  } else if (opened.status != Status::kFound) {
+    return ReplyWithError(ctx, StatusError(opened.status));
+  } else if (!value->ready()) {
+    return ReplyWithError(ctx, kLoadingError);
+  }
+  cuckoo::CuckooFilter& filter = value->filter();
+  // RESP3 booleans: for every single-item reply, and CF.INSERT's array.
+  const bool resp3_bool = !mode.nx || !mode.multi;
+  if (mode.multi) RedisModule_ReplyWithArray(ctx, num_items);
+  bool full = false;
+  bool inserted = false;
+  for (int i = 0; i < num_items; ++i) {
+    size_t size;
+    const char* data = RedisModule_StringPtrLen(items[i], &size);
+    const uint64_t hash = HashItem(filter, data, size);
+    cuckoo::InsertResult result;
+    try {
+      result = mode.nx ? filter.InsertIfAbsent(hash) : filter.Insert(hash);
+    } catch (const std::bad_alloc&) {
+      result = cuckoo::InsertResult::kFull;
+    }
+    switch (result) {
+      case cuckoo::InsertResult::kOk:
+        inserted = true;
+        ReplyWithFlag(ctx, resp3_bool, 1);
+        break;
+      case cuckoo::InsertResult::kMayExist:
+        ReplyWithFlag(ctx, resp3_bool, 0);
+        break;
+      case cuckoo::InsertResult::kFull:
+        full = true;
+        if (!mode.multi) {
+          ReplyWithError(ctx, "Filter is full");
+        } else if (IsResp3(ctx) && !mode.nx) {
+          RedisModule_ReplyWithBool(ctx, 0);
+        } else {
+          RedisModule_ReplyWithLongLong(ctx, -1);
+        }
+        break;
+    }
+  }
+  if (full && !mode.multi) {
+    RedisModule_Replicate(ctx, mode.nx ? "CF.INSERTNX" : "CF.INSERT", "scs",
+                          argv[1], "ITEMS", items[0]);
+  } else {
+    RedisModule_ReplicateVerbatim(ctx);
+  }
+  if (inserted) Notify(ctx, mode.multi ? "cf.insert" : "cf.add", argv[1]);
+  return REDISMODULE_OK;
+}
+
+bool EndsWithNx(RedisModuleString* command) {
+  size_t size;
+  const char* name = RedisModule_StringPtrLen(command, &size);
+  return size >= 2 &&
+         std::tolower(static_cast<unsigned char>(name[size - 1])) == 'x' &&
+         std::tolower(static_cast<unsigned char>(name[size - 2])) == 'n';
+}
+
+// CF.ADD key item, CF.ADDNX key item
+int Add(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return RedisModule_WrongArity(ctx);
+  const InsertMode mode{EndsWithNx(argv[0]), false, true, ReserveArgs{}};
+  return InsertItems(ctx, argv, argv + 2, 1, mode);
+}
+
+// CF.INSERT key [CAPACITY n] [NOCREATE] ITEMS item..., and CF.INSERTNX
+int Insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 4) return RedisModule_WrongArity(ctx);
+  InsertMode mode{EndsWithNx(argv[0]), true, true, ReserveArgs{}};
+  int at = 2;
+  int items = -1;
+  while (at < argc && items < 0) {
+    if (ArgIs(argv[at], "CAPACITY")) {
+      if (++at == argc) return RedisModule_WrongArity(ctx);
+      if (RedisModule_StringToLongLong(argv[at++], &mode.reserve.capacity) !=
+          REDISMODULE_OK) {
+        return ReplyWithError(ctx, "Bad capacity");
+      }
+      if (!CheckCapacity(ctx, mode.reserve)) return REDISMODULE_OK;
+    } else if (ArgIs(argv[at], "NOCREATE")) {
+      mode.create = false;
+      ++at;
+    } else if (ArgIs(argv[at], "ITEMS")) {
+      items = ++at;
+    } else {
+      return ReplyWithError(ctx, "Unknown argument received");
+    }
+  }
+  if (items < 0 || items == argc) return RedisModule_WrongArity(ctx);
+  return InsertItems(ctx, argv, argv + items, argc - items, mode);
+}
+
+// CF.EXISTS key item, CF.MEXISTS key item..., CF.COUNT key item
+int Check(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  size_t size;
+  const char* name = RedisModule_StringPtrLen(argv[0], &size);
+  const bool multi = std::tolower(static_cast<unsigned char>(name[3])) == 'm';
+  const bool count =
+      std::tolower(static_cast<unsigned char>(name[size - 1])) == 't';
+  if ((multi && argc < 3) || (!multi && argc != 3)) {
+    return RedisModule_WrongArity(ctx);
+  }
+  const Opened opened = Open(ctx, argv[1], REDISMODULE_READ);
+  if (opened.status == Status::kFound && !opened.value->ready()) {
+    return ReplyWithError(ctx, kLoadingError);
+  }
+  if (multi) RedisModule_ReplyWithArray(ctx, argc - 2);
+  for (int i = 2; i < argc; ++i) {
+    long long answer = 0;
+    if (opened.status == Status::kFound) {
+      const cuckoo::CuckooFilter& filter = opened.value->filter();
+      const char* data = RedisModule_StringPtrLen(argv[i], &size);
+      const uint64_t hash = HashItem(filter, data, size);
+      answer = count ? filter.Count(hash) : filter.Contains(hash);
+    }
+    ReplyWithFlag(ctx, !count, answer);
+  }
+  return REDISMODULE_OK;
+}
+
+// CF.DEL key item
+int Del(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return RedisModule_WrongArity(ctx);
+  const Opened opened =
+      Open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+  if (opened.status != Status::kFound) return ReplyWithError(ctx, "Not found");
+  if (!opened.value->ready()) return ReplyWithError(ctx, kLoadingError);
+  cuckoo::CuckooFilter& filter = opened.value->filter();
+  size_t size;
+  const char* data = RedisModule_StringPtrLen(argv[2], &size);
+  const bool deleted = filter.Erase(HashItem(filter, data, size));
+  if (deleted) {
+    RedisModule_ReplicateVerbatim(ctx);
+    Notify(ctx, "cf.del", argv[1]);
+  }
+  return ReplyWithFlag(ctx, true, deleted ? 1 : 0);
+}
+
+// CF.INFO key
+int Info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 2) return RedisModule_WrongArity(ctx);
+  const Opened opened = Open(ctx, argv[1], REDISMODULE_READ);
+  if (opened.status != Status::kFound) {
+    return ReplyWithError(ctx, StatusError(opened.status));
+  }
+  if (!opened.value->ready()) return ReplyWithError(ctx, kLoadingError);
+  const cuckoo::CuckooFilterInfo info = opened.value->filter().Info();
+  const std::pair<const char*, long long> fields[] = {
+      {"Size", static_cast<long long>(opened.value->MemoryUsage())},
+      {"Number of buckets", static_cast<long long>(info.num_buckets)},
+      {"Number of filters", static_cast<long long>(info.num_growths) + 1},
+      {"Number of items inserted", static_cast<long long>(info.items_inserted)},
+      {"Number of items deleted", static_cast<long long>(info.items_deleted)},
+      {"Bucket size", info.bucket_size},
+      {"Expansion rate", info.expansion == 0 ? 0 : info.expansion - 1LL},
+      {"Max iterations", info.max_iterations},
+  };
+  constexpr long kFields = sizeof(fields) / sizeof(fields[0]);
+  if (IsResp3(ctx)) {
+    RedisModule_ReplyWithMap(ctx, kFields);
+  } else {
+    RedisModule_ReplyWithArray(ctx, 2 * kFields);
+  }
+  for (const auto& [field, number] : fields) {
+    RedisModule_ReplyWithSimpleString(ctx, field);
+    RedisModule_ReplyWithLongLong(ctx, number);
+  }
+  return REDISMODULE_OK;
+}
+
+// CF.SCANDUMP key iterator: [next iterator, chunk], or [0, nil] at the end.
+int ScanDump(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return RedisModule_WrongArity(ctx);
+  long long position;
+  if (RedisModule_StringToLongLong(argv[2], &position) != REDISMODULE_OK ||
+      position < 0) {
+    return ReplyWithError(ctx, "Invalid position");
+  }
+  const Opened opened = Open(ctx, argv[1], REDISMODULE_READ);
+  if (opened.status != Status::kFound) {
+    return ReplyWithError(ctx, StatusError(opened.status));
+  }
+  if (!opened.value->ready()) return ReplyWithError(ctx, kLoadingError);
+  cuckoo::CuckooFilterDumper dumper(opened.value->filter(), kChunkPayloadBytes);
+  dumper.Seek(static_cast<uint64_t>(position));
+  std::vector<uint8_t> chunk;
+  RedisModule_ReplyWithArray(ctx, 2);
+  if (!dumper.Next(&chunk)) {
+    RedisModule_ReplyWithLongLong(ctx, 0);
+    return RedisModule_ReplyWithNull(ctx);
+  }
+  RedisModule_ReplyWithLongLong(ctx, position + 1);
+  return RedisModule_ReplyWithStringBuffer(
+      ctx, reinterpret_cast<const char*>(chunk.data()), chunk.size());
+}
+
+// CF.LOADCHUNK key iterator data: the iterator CF.SCANDUMP gave with data.
+// A refused chunk leaves the key as it was.
+int LoadChunk(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 4) return RedisModule_WrongArity(ctx);
+  long long position;
+  if (RedisModule_StringToLongLong(argv[2], &position) != REDISMODULE_OK ||
+      position <= 0) {
+    return ReplyWithError(ctx, "Invalid position");
+  }
+  const Opened opened =
+      Open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+  const std::string chunk = ArgString(argv[3]);
+  std::string error;
+  if (position == 1) {
+    if (opened.status != Status::kEmpty) {
+      return ReplyWithError(ctx, StatusError(opened.status));
+    }
+    std::optional<FilterValue> value = FilterValue::StartLoad(chunk, &error);
+    if (!value.has_value()) {
+      return ReplyWithError(ctx, "ERR Couldn't load chunk: " + error);
+    }
+    RedisModule_ModuleTypeSetValue(opened.key, filter_type,
+                                   new FilterValue(std::move(*value)));
+  } else {
+    if (opened.status != Status::kFound) {
+      return ReplyWithError(ctx, StatusError(opened.status));
+    }
+    const uint64_t expected = opened.value->next_chunk_position();
+    if (expected != static_cast<uint64_t>(position)) {
+      return ReplyWithError(
+          ctx, expected == 0 ? "ERR item exists"
+                             : "ERR Couldn't load chunk: position " +
+                                   std::to_string(expected) + " is expected");
+    }
+    if (!opened.value->LoadChunk(chunk, &error)) {
+      return ReplyWithError(ctx, "ERR Couldn't load chunk: " + error);
+    }
+  }
+  RedisModule_ReplicateVerbatim(ctx);
+  Notify(ctx, "cf.loadchunk", argv[1]);
+  return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+// CF.MERGE destination source: adds every item of source to destination,
+// which is created as a copy when it does not exist. The filters must have
+// the same geometry and seed.
+int Merge(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return RedisModule_WrongArity(ctx);
+  const Opened source = Open(ctx, argv[2], REDISMODULE_READ);
+  if (source.status != Status::kFound) {
+    return ReplyWithError(ctx, StatusError(source.status));
+  }
+  if (!source.value->ready()) return ReplyWithError(ctx, kLoadingError);
+  const Opened destination =
+      Open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+  if (destination.status == Status::kWrongType) {
+    return ReplyWithError(ctx, StatusError(destination.status));
+  }
+  if (destination.status == Status::kEmpty) {
+    RedisModule_ModuleTypeSetValue(destination.key, filter_type,
+                                   new FilterValue(source.value->filter()));
+  } else {
+    if (!destination.value->ready()) return ReplyWithError(ctx, kLoadingError);
+    cuckoo::CuckooFilter& into = destination.value->filter();
+    if (into.options().seed != source.value->filter().options().seed) {
+      return ReplyWithError(
+          ctx,
+          "ERR the filters hash items with different seeds: CF.MERGE into a "
+          "missing key copies the source, or give both the same CF.RESERVE "
+          "SEED");
+    }
+    if (into.Merge(source.value->filter()) != cuckoo::InsertResult::kOk) {
+      return ReplyWithError(ctx, "Filter is full");
+    }
+  }
+  RedisModule_ReplicateVerbatim(ctx);
+  Notify(ctx, "cf.merge", argv[1]);
+  return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+// Every command runs inside this: no exception may cross into the server.
+template <int (*Handler)(RedisModuleCtx*, RedisModuleString**, int)>
+int Guarded(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  RedisModule_AutoMemory(ctx);
+  try {
+    return Handler(ctx, argv, argc);
+  } catch (const std::bad_alloc&) {
+    return ReplyWithError(ctx, "ERR Insufficient memory");
+  } catch (const std::exception& e) {
+    return ReplyWithError(ctx, std::string("ERR ") + e.what());
+  }
+}
+
+constexpr uint64_t kWriteKey =
+    REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_UPDATE;
+constexpr uint64_t kInsertKey =
+    REDISMODULE_CMD_KEY_RW | REDISMODULE_CMD_KEY_INSERT;
+constexpr uint64_t kReadKey =
+    REDISMODULE_CMD_KEY_RO | REDISMODULE_CMD_KEY_ACCESS;
+
+}  // namespace
+
+void SetFilterType(RedisModuleType* type) { filter_type = type; }
+
+const std::vector<CommandSpec>& Commands() {
+  static const std::vector<CommandSpec> commands = {
+      {"cf.reserve", Guarded<Reserve>, "write deny-oom fast", 1, 1, kInsertKey,
+       "write fast"},
+      {"cf.add", Guarded<Add>, "write deny-oom fast", 1, 1, kInsertKey,
+       "write"},
+      {"cf.addnx", Guarded<Add>, "write deny-oom fast", 1, 1, kInsertKey,
+       "write"},
+      {"cf.insert", Guarded<Insert>, "write deny-oom", 1, 1, kInsertKey,
+       "write"},
+      {"cf.insertnx", Guarded<Insert>, "write deny-oom", 1, 1, kInsertKey,
+       "write"},
+      {"cf.exists", Guarded<Check>, "readonly fast", 1, 1, kReadKey, "read"},
+      {"cf.mexists", Guarded<Check>, "readonly fast", 1, 1, kReadKey, "read"},
+      {"cf.count", Guarded<Check>, "readonly fast", 1, 1, kReadKey, "read"},
+      {"cf.del", Guarded<Del>, "write fast", 1, 1, kWriteKey, "write"},
+      {"cf.info", Guarded<Info>, "readonly fast", 1, 1, kReadKey, "read fast"},
+      {"cf.scandump", Guarded<ScanDump>, "readonly", 1, 1, kReadKey, "read"},
+      {"cf.loadchunk", Guarded<LoadChunk>, "write deny-oom", 1, 1, kInsertKey,
+       "write"},
+      {"cf.merge", Guarded<Merge>, "write deny-oom", 1, 2, kInsertKey, "write",
+       kReadKey},
+  };
+  return commands;
+}
+
+}  // namespace cuckoo_cf

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// The value of a CF key: a dynamic cuckoo filter, or one still arriving
+// through CF.LOADCHUNK; how items are hashed into it; and its persistent
+// forms: the RDB record, the chunks that rebuild it, and its digest. No
+// server types: the module's data type (cf_module.cc) calls these.
+//
+// Hashing
+// -------
+// An item is hashed with XXH3-64 seeded by the filter's own 64-bit seed
+// (CuckooFilterOptions::seed, which also seeds the choice of kick-out
+// victims). Every filter gets a random seed when it is created, so that
+// nobody can choose items that collide in one filter's buckets and fill it.
+// The seed is part of the filter's serialization, so it survives RDB, AOF,
+// SCANDUMP and COPY. A replica gets it in the CF.RESERVE ... SEED command
+// that the primary replicates for every filter it creates: primary and
+// replica then run the same operations on the same state and hold the same
+// bytes (every write of the filter is deterministic given its state).
+// Filters with different seeds hash an item differently, so only filters
+// with the same seed can be merged.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuckoo/cuckoo_filter.h"
+#include "cuckoo/cuckoo_filter_serialization.h"
+
+namespace cuckoo_cf {
+
+// The largest serialized filter CF.LOADCHUNK and RDB loading accept: a
+// bound on what one command can make the server allocate.
+inline constexpr uint64_t kMaxSerializedBytes = uint64_t{1} << 32;
+
+// Chunk payloads of CF.SCANDUMP and the AOF rewrite. Each CF.SCANDUMP call
+// checksums the whole filter once, so chunks are large.
+inline constexpr size_t kChunkPayloadBytes = size_t{16} << 20;
+
+uint64_t HashItem(const cuckoo::CuckooFilter& filter, const char* data,
+                  size_t size);
+
+class FilterValue {
+ public:
+  explicit FilterValue(cuckoo::CuckooFilter filter)
+      : filter_(std::move(filter)) {}
+
+  // A value that CF.LOADCHUNK fills from `first_chunk`, the chunk of
+  // sequence 0; nullopt with *error set when the chunk is refused.
+  static std::optional<FilterValue> StartLoad(const std::string& first_chunk,
+                                              std::string* error);
+
+  // False while the chunks are still arriving: only CF.LOADCHUNK, the
+  // persistence and COPY may use the value then.
+  bool ready() const { return filter_.has_value(); }
+  cuckoo::CuckooFilter& filter() { return *filter_; }
+  const cuckoo::CuckooFilter& filter() const { return *filter_; }
+
+  // The chunk a load expects next, as CF.SCANDUMP numbers it (1 for the
+  // first); 0 when the value is ready.
+  uint64_t next_chunk_position() const;
+  // Adds the next chunk of a load; when it is the last, checks the whole
+  // filter and makes the value ready. On any error (*error set) the value
+  // is as it was.
+  bool LoadChunk(const std::string& chunk, std::string* error);
+
+  // Bytes held, for MEMORY USAGE and CF.INFO's "Size".
+  size_t MemoryUsage() const;
+
+  // The RDB record: a kind byte, then the serialized filter, or the chunks
+  // of a load in progress. FromRecord validates everything (untrusted
+  // bytes); nullopt with *error set when a check fails.
+  std::string ToRecord() const;
+  static std::optional<FilterValue> FromRecord(const std::string& record,
+                                               std::string* error);
+
+  // Calls emit(position, chunk) with the CF.LOADCHUNK arguments that
+  // rebuild this value, in order (the AOF rewrite), one chunk at a time.
+  void ForEachChunk(
+      const std::function<void(uint64_t, const std::string&)>& emit) const;
+
+ private:
+  FilterValue() = default;
+  bool Replay(std::string* error);
+
+  std::optional<cuckoo::CuckooFilter> filter_;
+  // A load in progress: the chunks so far, and the loader they fed.
+  std::vector<std::string> chunks_;
+  std::optional<cuckoo::CuckooFilterChunkLoader> loader_;
+};
+
+}  // namespace cuckoo_cf

@@ -1,0 +1,234 @@
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+# Nothing lost, nothing diverges: RDB (DEBUG RELOAD, a restart, RESTORE),
+# AOF (a restart from commands and from a rewrite), COPY, SCANDUMP and
+# LOADCHUNK with bad chunks, and a replica that holds the primary's bytes
+# after a million mixed writes and answers every key after a failover.
+import random
+
+import pytest
+import redis
+
+from conftest import wait_until
+
+
+def items(n, prefix="item"):
+    return [f"{prefix}:{i}" for i in range(n)]
+
+
+def fill(r, n=20000):
+    """Filters of each kind, and the items each must answer."""
+    cf = r.cf()
+    expected = {}
+    r.execute_command("CF.RESERVE", "grown", 1000, "EXPANSION", 1)
+    expected["grown"] = items(n, "g")
+    r.execute_command("CF.RESERVE", "wide", 5000, "BUCKETSIZE", 4, "BITS", 16,
+                      "EXPANSION", 0)
+    expected["wide"] = items(4000, "w")
+    expected["deleted"] = items(3000, "d")
+    for key, keys in expected.items():
+        for i in range(0, len(keys), 1000):
+            cf.insert(key, keys[i:i + 1000])
+    for key in items(1000, "d"):
+        assert cf.delete("deleted", key) == 1
+    expected["deleted"] = expected["deleted"][1000:]
+    return expected
+
+
+def digests(r, keys):
+    return {key: r.execute_command("DEBUG", "DIGEST-VALUE", key)[0] for key in keys}
+
+
+def assert_answers(r, expected):
+    cf = r.cf()
+    for key, keys in expected.items():
+        for i in range(0, len(keys), 1000):
+            assert cf.mexists(key, *keys[i:i + 1000]) == [1] * len(keys[i:i + 1000]), key
+
+
+def test_debug_reload_restart_and_copy(server):
+    r = server.client
+    expected = fill(r)
+    before = digests(r, expected)
+    assert r.execute_command("DEBUG", "RELOAD")
+    assert digests(r, expected) == before
+    assert_answers(r, expected)
+    assert r.copy("grown", "copied")
+    assert digests(r, ["copied"])["copied"] == before["grown"]
+    r.cf().add("copied", "only in the copy")
+    assert r.cf().info("copied").insertedNum == len(expected["grown"]) + 1
+    assert r.cf().info("grown").insertedNum == len(expected["grown"])
+    server.restart(save=True)
+    r = server.client
+    assert digests(r, expected) == before
+    assert_answers(r, expected)
+
+
+@pytest.mark.parametrize("rewrite", [False, True])
+def test_aof_restart(make_server, rewrite):
+    server = make_server(extra=["--appendonly", "yes", "--appendfsync", "no"])
+    r = server.client
+    expected = fill(r, 5000)
+    if rewrite:
+        r.bgrewriteaof()
+        wait_until(lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0
+                   and r.info("persistence")["aof_rewrite_scheduled"] == 0,
+                   what="the AOF rewrite")
+        # Writes after the rewrite go to the AOF's incremental part.
+        r.cf().insert("grown", ["after the rewrite"])
+        expected["grown"].append("after the rewrite")
+    before = digests(r, expected)
+    server.restart()
+    r = server.client
+    assert digests(r, expected) == before
+    assert_answers(r, expected)
+
+
+def dump(r, key):
+    chunks = []
+    position = 0
+    for _ in range(1000):
+        position, data = r.cf().scandump(key, position)
+        if position == 0:
+            return chunks
+        chunks.append((position, data))
+    raise AssertionError("SCANDUMP did not end")
+
+
+def test_scandump_loadchunk_refuses_bad_chunks(server):
+    r = server.client
+    cf = r.cf()
+    # More than 16 MiB of table, so that the dump has several chunks.
+    r.execute_command("CF.RESERVE", "big", 20_000_000, "EXPANSION", 0, "BITS", 16)
+    keys = items(50000)
+    for i in range(0, len(keys), 5000):
+        cf.insert("big", keys[i:i + 5000])
+    r.execute_command("CF.RESERVE", "other", 20_000_000, "EXPANSION", 0, "BITS", 16)
+    chunks = dump(r, "big")
+    foreign = dump(r, "other")
+    assert len(chunks) >= 3
+    assert [position for position, _ in chunks] == list(range(1, len(chunks) + 1))
+
+    def refused(position, data, what):
+        state = digests(r, ["copy"]) if r.exists("copy") else None
+        with pytest.raises(redis.ResponseError, match=what):
+            cf.loadchunk("copy", position, data)
+        assert (digests(r, ["copy"]) if r.exists("copy") else None) == state
+
+    first = chunks[0][1]
+    refused(1, first[:-10], "shorter|payload")
+    refused(1, first[:20], "shorter than its frame")
+    refused(2, chunks[1][1], "not found")
+    assert cf.loadchunk("copy", 1, first)
+    with pytest.raises(redis.ResponseError, match="still being loaded"):
+        cf.exists("copy", keys[0])
+    refused(1, first, "item exists")
+    refused(3, chunks[2][1], "position 2 is expected")
+    refused(2, chunks[2][1], "arrived where chunk 1 was expected")
+    refused(2, foreign[1][1], "another dump")
+    damaged = bytearray(chunks[1][1])
+    damaged[len(damaged) // 2] ^= 0x40
+    refused(2, bytes(damaged), "checksum mismatch")
+    refused(2, chunks[1][1][:1000], "describes a payload")
+    # A load in progress survives a reload, and continues after it.
+    assert r.execute_command("DEBUG", "RELOAD")
+    for position, data in chunks[1:]:
+        assert cf.loadchunk("copy", position, data)
+    assert digests(r, ["copy"])["copy"] == digests(r, ["big"])["big"]
+    assert cf.mexists("copy", *keys[:5000]) == [1] * 5000
+
+
+def crc64(data):
+    """Redis's CRC-64 (Jones), as RESTORE checks it."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95AC9329AC4BC9B5 if crc & 1 else 0)
+    return crc
+
+
+def test_restore_validates_the_record(server):
+    assert crc64(b"123456789") == 0xE9C6D914C4B8D9CA
+    r = server.client
+    # Uncompressed, so that a byte of the payload is a byte of the record.
+    r.config_set("rdbcompression", "no")
+    r.cf().insert("f", items(100))
+    payload = r.dump("f")
+    assert r.restore("g", 0, payload)
+    assert r.cf().mexists("g", *items(100)) == [1] * 100
+    body = bytearray(payload[:-8])
+    # A byte of the filter's table, inside the module's string: its own
+    # checksum must catch it, since the payload's CRC is made to match.
+    body[len(body) // 2] ^= 0x01
+    forged = bytes(body) + crc64(body).to_bytes(8, "little")
+    with pytest.raises(redis.ResponseError, match="Bad data format"):
+        r.restore("h", 0, forged)
+    assert not r.exists("h")
+    assert "invalid CF record" in server.log()
+    assert r.ping()
+
+
+def mixed_writes(r, count, seed):
+    """count writes of every kind, pipelined, over a few filters."""
+    generator = random.Random(seed)
+    keys = ["small", "grows", "nogrowth", "auto"]
+    r.execute_command("CF.RESERVE", "small", 100000, "BUCKETSIZE", 4)
+    r.execute_command("CF.RESERVE", "grows", 1000, "EXPANSION", 1, "MAXITERATIONS", 500)
+    r.execute_command("CF.RESERVE", "nogrowth", 2000, "EXPANSION", 0)
+    added = {key: [] for key in keys}
+    pipe = r.pipeline(transaction=False)
+    for n in range(count):
+        key = keys[generator.randrange(len(keys))]
+        item = f"i{generator.randrange(count // 2)}"
+        kind = generator.randrange(10)
+        if kind < 5:
+            pipe.execute_command("CF.ADD", key, item)
+        elif kind < 6:
+            pipe.execute_command("CF.ADDNX", key, item)
+        elif kind < 7:
+            pipe.execute_command("CF.INSERT", key, "ITEMS", item, item + "b")
+        elif kind < 8:
+            pipe.execute_command("CF.INSERTNX", key, "ITEMS", item)
+        else:
+            pipe.execute_command("CF.DEL", key, item)
+        if n % 5000 == 4999:
+            pipe.execute(raise_on_error=False)
+    pipe.execute(raise_on_error=False)
+    return keys
+
+
+def test_replica_holds_the_primarys_bytes_and_survives_failover(make_server):
+    primary = make_server("primary")
+    replica = make_server("replica")
+    replica.client.replicaof("127.0.0.1", primary.port)
+    wait_until(lambda: replica.client.info("replication")["master_link_status"] == "up",
+               what="the replica's link")
+    keys = mixed_writes(primary.client, 1_000_000, seed=3)
+    primary.client.cf().insert("loaded", items(1000, "l"))
+    for position, data in dump(primary.client, "loaded"):
+        primary.client.cf().loadchunk("copy", position, data)
+    primary.client.execute_command("CF.MERGE", "merged", "loaded")
+    keys += ["loaded", "copy", "merged"]
+    assert primary.client.wait(1, 60000) == 1
+    wait_until(lambda: replica.client.info("replication")["master_repl_offset"]
+               == primary.client.info("replication")["master_repl_offset"],
+               what="the replica to catch up")
+    assert digests(replica.client, keys) == digests(primary.client, keys)
+    assert (replica.client.execute_command("DEBUG", "DIGEST")
+            == primary.client.execute_command("DEBUG", "DIGEST"))
+    for key in keys:
+        assert replica.client.cf().scandump(key, 0) == primary.client.cf().scandump(key, 0)
+    # A CF.DEL that deleted nothing is not replicated.
+    offset = primary.client.info("replication")["master_repl_offset"]
+    assert primary.client.cf().delete("small", "never added") == 0
+    assert primary.client.info("replication")["master_repl_offset"] == offset
+    # The failover: the replica answers as the primary did, and takes writes.
+    probes = [f"i{i}" for i in range(0, 500_000, 25)]
+    answers = {key: primary.client.cf().mexists(key, *probes) for key in keys}
+    expected = {"copy": items(1000, "l"), "merged": items(1000, "l")}
+    primary.stop()
+    replica.client.replicaof("NO", "ONE")
+    assert {key: replica.client.cf().mexists(key, *probes) for key in keys} == answers
+    assert_answers(replica.client, expected)
+    replica.client.cf().add("small", "after the failover")
+    assert replica.client.cf().exists("small", "after the failover") == 1
