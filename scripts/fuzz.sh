@@ -21,7 +21,7 @@ case "${1:-}" in
   *) seconds=$1 ;;
 esac
 
-targets=(filter_block_reader filter_builder cuckoo_filter_ops deserialize)
+targets=(filter_block_reader filter_builder cuckoo_filter_ops deserialize cf_record)
 cuckoo_configure_and_build "$build_dir" -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUCKOO_BUILD_FUZZERS=ON \
   -DCUCKOO_BUILD_TESTS=OFF -DCUCKOO_BUILD_BENCH=OFF \

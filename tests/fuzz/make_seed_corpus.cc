@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cf_value.h"
 #include "cuckoo/cuckoo_filter_serialization.h"
 #include "cuckoo_filter_policy.h"
 #include "rocksdb/table.h"
@@ -83,6 +85,24 @@ int main(int argc, char** argv) {
           std::string(1, '\0') + std::string(bytes.begin(), bytes.end()));
     Write(root + "/deserialize", name + "_reseal",
           std::string(1, '\1') + std::string(bytes.begin(), bytes.end()));
+    // The CF module's records: a filter, and a load cut after each chunk.
+    Write(root + "/cf_record", name + "_filter",
+          cuckoo_cf::FilterValue(filter).ToRecord());
+    cuckoo::CuckooFilterDumper dumper(filter, 64);
+    std::vector<uint8_t> chunk;
+    std::optional<cuckoo_cf::FilterValue> load;
+    std::string error;
+    for (int n = 1; dumper.Next(&chunk); ++n) {
+      const std::string piece(chunk.begin(), chunk.end());
+      if (load) {
+        load->LoadChunk(piece, &error);
+      } else {
+        load = cuckoo_cf::FilterValue::StartLoad(piece, &error);
+      }
+      if (!load || (!load->ready() && n > 3)) break;
+      Write(root + "/cf_record", name + "_load" + std::to_string(n),
+            load->ToRecord());
+    }
   }
   return 0;
 }
