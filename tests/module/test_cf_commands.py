@@ -308,3 +308,22 @@ def test_random_arguments_never_crash_the_server(server):
             pass
     assert r.ping()
     assert r.cf().mexists("f", *items(50)) == [1] * 50
+
+
+def test_filters_count_in_used_memory_and_maxmemory(server):
+    # The filter's table comes from the server's allocator: once a filter
+    # takes the server past maxmemory, deny-oom commands are refused.
+    r = server.client
+    before = r.info("memory")["used_memory"]
+    r.execute_command("CF.RESERVE", "big", 10_000_000, "BITS", 16, "EXPANSION", 0)
+    size = r.memory_usage("big")
+    assert size > 20_000_000
+    assert r.info("memory")["used_memory"] - before >= 0.95 * size
+    r.config_set("maxmemory-policy", "noeviction")
+    r.config_set("maxmemory", before + size // 2)
+    with pytest.raises(redis.ResponseError, match="OOM"):
+        r.cf().add("big", "a")
+    assert r.cf().exists("big", "a") == 0
+    r.delete("big")
+    assert r.info("memory")["used_memory"] < before + size // 2
+    assert r.cf().add("small", "a") == 1
