@@ -27,6 +27,7 @@
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$repo_root/scripts/lib/peers.sh"
 usage="usage: scripts/peers-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--log2-buckets K[,K...]] [--out FILE]"
 
 log() { echo "peers-bench: $*" >&2; }
@@ -92,60 +93,13 @@ if ((${#missing[@]})); then
   exit 1
 fi
 
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo/peers
-mkdir -p "$cache"
-
-# The git directory or checkout under --peers-dir that holds the commit.
-local_repo() {  # owner/name commit
-  local candidate
-  [ -n "$peers_dir" ] || return 1
-  for candidate in "$peers_dir/${1/\//+}/repo" "$peers_dir/${1/\//+}" \
-    "$peers_dir/${1#*/}"; do
-    [ -d "$candidate" ] || continue
-    if git -C "$candidate" cat-file -e "$2^{commit}" 2>/dev/null; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  return 1
-}
-
-# Prints the folder of a peer's tree at its commit, fetching it once.
-peer_source() {  # owner/name commit
-  local repo=$1 commit=$2 name=${1#*/} dest tmp origin
-  dest="$cache/$name-${commit:0:12}"
-  if [ -d "$dest" ]; then
-    echo "$dest"
-    return
-  fi
-  tmp=$(mktemp -d "$cache/.$name.XXXXXX")
-  if origin=$(local_repo "$repo" "$commit"); then
-    log "$repo $commit from $origin"
-  else
-    [ -z "$peers_dir" ] || log "no git directory with $repo $commit under $peers_dir"
-    log "cloning https://github.com/$repo"
-    origin="$tmp/clone"
-    if ! git clone --quiet --no-checkout "https://github.com/$repo" "$origin" >&2 ||
-      ! git -C "$origin" cat-file -e "$commit^{commit}" 2>/dev/null; then
-      rm -rf "$tmp"
-      die "cannot get $repo at $commit: give --peers-dir DIR with DIR/${repo/\//+}/repo, DIR/${repo/\//+} or DIR/${repo#*/} a git directory or checkout that has it, or network access to GitHub"
-    fi
-  fi
-  mkdir "$tmp/tree"
-  git -C "$origin" archive "$commit" | tar -x -C "$tmp/tree"
-  # The finished tree appears under its final name at once (or another
-  # run's did first).
-  mv -T "$tmp/tree" "$dest" 2>/dev/null || [ -d "$dest" ]
-  rm -rf "$tmp"
-  echo "$dest"
-}
-
 build_dir=$repo_root/build/peers
 mkdir -p "$build_dir/include"
 declare -A source_of
 for peer in "${peers[@]}"; do
   read -r name repo commit <<<"$peer"
-  source_of[$name]=$(peer_source "$repo" "$commit")
+  source_of[$name]=$(cuckoo_peer_source "$repo" "$commit" "$peers_dir") ||
+    die "no source of $repo"
   # The harness includes <name/...>: one include folder for all the peers,
   # whose headers share file names.
   ln -sfn "${source_of[$name]}" "$build_dir/include/$name"
