@@ -74,10 +74,9 @@ bool IsResp3(RedisModuleCtx* ctx) {
   return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;
 }
 
-// A RESP3 boolean, or a RESP2 integer.
-int ReplyWithFlag(RedisModuleCtx* ctx, bool resp3_bool, long long value) {
-  if (resp3_bool && IsResp3(ctx))
-    return RedisModule_ReplyWithBool(ctx, value != 0);
+// A RESP3 boolean when as_bool, or an integer.
+int ReplyWithFlag(RedisModuleCtx* ctx, bool as_bool, long long value) {
+  if (as_bool) return RedisModule_ReplyWithBool(ctx, value != 0);
   return RedisModule_ReplyWithLongLong(ctx, value);
 }
 
@@ -295,7 +294,8 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
   }
   cuckoo::CuckooFilter& filter = value->filter();
   // RESP3 booleans: for every single-item reply, and CF.INSERT's array.
-  const bool resp3_bool = !mode.nx || !mode.multi;
+  const bool resp3 = IsResp3(ctx);
+  const bool as_bool = resp3 && (!mode.nx || !mode.multi);
   if (mode.multi) RedisModule_ReplyWithArray(ctx, num_items);
   bool full = false;
   bool inserted = false;
@@ -312,16 +312,16 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
     switch (result) {
       case cuckoo::InsertResult::kOk:
         inserted = true;
-        ReplyWithFlag(ctx, resp3_bool, 1);
+        ReplyWithFlag(ctx, as_bool, 1);
         break;
       case cuckoo::InsertResult::kMayExist:
-        ReplyWithFlag(ctx, resp3_bool, 0);
+        ReplyWithFlag(ctx, as_bool, 0);
         break;
       case cuckoo::InsertResult::kFull:
         full = true;
         if (!mode.multi) {
           ReplyWithError(ctx, "Filter is full");
-        } else if (IsResp3(ctx) && !mode.nx) {
+        } else if (resp3 && !mode.nx) {
           RedisModule_ReplyWithBool(ctx, 0);
         } else {
           RedisModule_ReplyWithLongLong(ctx, -1);
@@ -395,6 +395,7 @@ int Check(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (opened.status == Status::kFound && !opened.value->ready()) {
     return ReplyWithError(ctx, kLoadingError);
   }
+  const bool as_bool = !count && IsResp3(ctx);
   if (multi) RedisModule_ReplyWithArray(ctx, argc - 2);
   for (int i = 2; i < argc; ++i) {
     long long answer = 0;
@@ -404,7 +405,7 @@ int Check(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       const uint64_t hash = HashItem(filter, data, size);
       answer = count ? filter.Count(hash) : filter.Contains(hash);
     }
-    ReplyWithFlag(ctx, !count, answer);
+    ReplyWithFlag(ctx, as_bool, answer);
   }
   return REDISMODULE_OK;
 }
@@ -424,7 +425,7 @@ int Del(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     RedisModule_ReplicateVerbatim(ctx);
     Notify(ctx, "cf.del", argv[1]);
   }
-  return ReplyWithFlag(ctx, true, deleted ? 1 : 0);
+  return ReplyWithFlag(ctx, IsResp3(ctx), deleted ? 1 : 0);
 }
 
 // CF.INFO key
