@@ -4,8 +4,9 @@
 # on this machine: the DB comparison's --full preset (both regimes, the
 # equal-FPR view), the micro-benchmarks (5 interleaved repetitions), stock
 # db_bench in the I/O-bound regime, a soak run, RocksDB's own filter_bench
-# (scripts/filter-bench.sh, 7.8.3 and 11.8.1), and the dynamic filter
-# against its peers (scripts/peers-bench.sh). Every table in the file is the
+# (scripts/filter-bench.sh, 7.8.3 and 11.8.1), the dynamic filter against
+# its peers (scripts/peers-bench.sh), and the CF module against RedisBloom
+# (scripts/redis-bench.sh). Every table in the file is the
 # verbatim output of a command it names, and the charts are copied next to
 # it (bench/results/). About 65 minutes on 2 cores; run it on a quiet
 # machine.
@@ -15,8 +16,9 @@
 #                (scripts/build-rocksdb.sh --release; default: the installed
 #                version) instead of Debian's library, which has assertions
 #                on. bench/RESULTS.md is written with --release 11.8.1.
-#   --peers-dir  where scripts/peers-bench.sh finds the peers' git
-#                repositories (default: it clones them from GitHub)
+#   --peers-dir  where scripts/peers-bench.sh and scripts/redis-bench.sh
+#                find the peers' git repositories (default: they clone them
+#                from GitHub)
 #   OUTPUT       default: bench/RESULTS.md
 set -euo pipefail
 
@@ -69,6 +71,7 @@ step soak "$run_build_dir/bench/soak" --total_keys=20000000 \
   --keys_per_filter=10000000 --bits_per_key=10,16
 step filterbench "$repo_root/scripts/filter-bench.sh"
 step peers "$repo_root/scripts/peers-bench.sh" ${peers_flags[@]+"${peers_flags[@]}"}
+step redis "$repo_root/scripts/redis-bench.sh" ${peers_flags[@]+"${peers_flags[@]}"}
 
 mkdir -p "$charts_dir"
 for chart in fpr storage-reads throughput-memory throughput-io; do
@@ -103,6 +106,7 @@ scripts/stock-db-bench-compare.sh ${flags_text}--io 500000 50000
 ${run_build_dir#"$repo_root"/}/bench/soak --total_keys=20000000 --keys_per_filter=10000000 --bits_per_key=10,16
 scripts/filter-bench.sh
 scripts/peers-bench.sh
+scripts/redis-bench.sh
 \`\`\`
 
 ## The DB comparison (\`scripts/compare.sh ${flags_text}--full\`)
@@ -176,5 +180,16 @@ here (each table is one allocation of the same size on both sides, the KiB colum
 
 EOF
   cat "$work/peers.md"
+  cat <<'EOF'
+
+## The CF module against RedisBloom (`scripts/redis-bench.sh`)
+
+The CF module (`module/`) and RedisBloom, built outside the repository at a pinned release, each
+loaded into a fresh Debian 12 redis-server of the same binary on 127.0.0.1: `CF.ADD` and `CF.EXISTS`
+under `redis-benchmark`, memory and false positives at the same capacity, and after RedisBloom's
+expansions. Ratios are ours / RedisBloom.
+
+EOF
+  cat "$work/redis.md"
 } >"$output"
 echo "wrote $output and $charts_dir/" >&2

@@ -1,114 +1,30 @@
 # SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Servers for the CF module's tests: each test starts its own redis-server
-# (or valkey-server) on a free 127.0.0.1 port with the module loaded, in a
-# folder of its own, and stops it whatever the outcome. Every wait is
-# bounded in time. The module and the server binary come from the
+# (or valkey-server) on a free 127.0.0.1 port with the module loaded
+# (module/redis_server.py), and stops it whatever the outcome. The module,
+# the server binary and a sanitizer runtime to preload come from the
 # environment (CUCKOO_CF_MODULE, CUCKOO_CF_SERVER, CUCKOO_CF_PRELOAD), which
 # ctest sets.
 import os
-import socket
-import subprocess
-import time
+import sys
 
 import pytest
-import redis
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "module"))
+from redis_server import Server, wait_until  # noqa: E402,F401
 
 MODULE = os.environ.get("CUCKOO_CF_MODULE", "")
 SERVER = os.environ.get("CUCKOO_CF_SERVER", "redis-server")
-# A sanitizer build's runtime, loaded into the server before the module.
 PRELOAD = os.environ.get("CUCKOO_CF_PRELOAD", "")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until(condition, timeout=20.0, what="the condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
-class Server:
-    """A server process with the module, on a loopback port."""
-
-    def __init__(self, folder, extra=()):
-        self.folder = str(folder)
-        os.makedirs(self.folder, exist_ok=True)
-        self.extra = list(extra)
-        self.port = None
-        self.process = None
-        self.client = None
-
-    def start(self):
-        assert MODULE, "CUCKOO_CF_MODULE must name the built module"
-        for _ in range(5):  # another process may take the port first
-            self.port = free_port()
-            args = [SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
-                    "--dir", self.folder, "--loadmodule", MODULE,
-                    "--enable-debug-command", "yes", "--save", "",
-                    "--logfile", "server.log"] + self.extra
-            environment = dict(os.environ)
-            if PRELOAD:
-                environment["LD_PRELOAD"] = PRELOAD
-                # The server's own allocations at exit are not the module's.
-                environment["ASAN_OPTIONS"] = ":".join(
-                    filter(None, [os.environ.get("ASAN_OPTIONS"), "detect_leaks=0"]))
-            self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.STDOUT,
-                                            env=environment)
-            self.client = redis.Redis(host="127.0.0.1", port=self.port,
-                                      socket_timeout=60)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and self.process.poll() is None:
-                try:
-                    self.client.ping()
-                    return self
-                except redis.exceptions.ConnectionError:
-                    time.sleep(0.02)
-            self.stop()
-        raise AssertionError("the server did not start: " + self.log())
-
-    def log(self):
-        try:
-            with open(os.path.join(self.folder, "server.log")) as f:
-                return f.read()[-4000:]
-        except OSError:
-            return "(no log)"
-
-    def restart(self, save=False):
-        """Stops the server (after a SAVE if asked) and starts it again on
-        the same folder, which it then loads its data from."""
-        self.stop(save=save)
-        return self.start()
-
-    def stop(self, save=False):
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            try:
-                self.client.shutdown(save=save, nosave=not save)
-            except redis.exceptions.ConnectionError:
-                pass
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=20)
-        self.process = None
 
 
 @pytest.fixture
 def make_server(tmp_path):
+    assert MODULE, "CUCKOO_CF_MODULE must name the built module"
     servers = []
 
     def make(name="server", extra=()):
-        server = Server(tmp_path / name, extra)
+        server = Server(tmp_path / name, MODULE, SERVER, PRELOAD, extra)
         servers.append(server)
         return server.start()
 
