@@ -327,3 +327,42 @@ def test_filters_count_in_used_memory_and_maxmemory(server):
     r.delete("big")
     assert r.info("memory")["used_memory"] < before + size // 2
     assert r.cf().add("small", "a") == 1
+
+
+def test_acl_key_patterns_see_every_key(server):
+    # The commands' key positions (and CF.MERGE's two keys) reach ACLs:
+    # a user limited to allowed:* can use those filters and no other.
+    r = server.client
+    r.execute_command("ACL", "SETUSER", "limited", "on", ">secret", "~allowed:*",
+                      "+@all")
+    limited = redis.Redis(host="127.0.0.1", port=server.port, username="limited",
+                          password="secret", socket_timeout=30)
+    try:
+        assert limited.cf().add("allowed:f", "a") == 1
+        assert limited.cf().exists("allowed:f", "a") == 1
+        for args in (("CF.ADD", "other", "a"), ("CF.EXISTS", "other", "a"),
+                     ("CF.MERGE", "allowed:g", "other"),
+                     ("CF.MERGE", "other", "allowed:f"),
+                     ("CF.LOADCHUNK", "other", 1, "x")):
+            with pytest.raises(redis.exceptions.NoPermissionError):
+                limited.execute_command(*args)
+        limited.execute_command("CF.MERGE", "allowed:g", "allowed:f")
+        assert limited.cf().exists("allowed:g", "a") == 1
+    finally:
+        limited.close()
+    assert not r.exists("other")
+
+
+def test_commands_are_in_acl_categories_where_the_server_has_them(server):
+    # Redis 7.2 and Valkey let modules name categories; 7.0 puts module
+    # commands in none but @all.
+    r = server.client
+    version = tuple(int(part) for part in
+                    r.info("server")["redis_version"].split(".")[:2])
+    reads = {name.decode() for name in r.execute_command("ACL", "CAT", "read")}
+    writes = {name.decode() for name in r.execute_command("ACL", "CAT", "write")}
+    if version >= (7, 2):
+        assert {"cf.exists", "cf.mexists", "cf.count", "cf.info"} <= reads
+        assert {"cf.add", "cf.insert", "cf.del", "cf.loadchunk"} <= writes
+    else:
+        assert not any(name.startswith("cf.") for name in reads | writes)
