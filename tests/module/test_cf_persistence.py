@@ -200,10 +200,13 @@ def mixed_writes(r, count, seed):
 def test_replica_holds_the_primarys_bytes_and_survives_failover(make_server):
     primary = make_server("primary")
     replica = make_server("replica")
+    # Filters written before the replica attaches reach it in the primary's
+    # RDB (a full sync); the writes after, in the replication stream.
+    before = fill(primary.client, 5000)
     replica.client.replicaof("127.0.0.1", primary.port)
     wait_until(lambda: replica.client.info("replication")["master_link_status"] == "up",
                what="the replica's link")
-    keys = mixed_writes(primary.client, 1_000_000, seed=3)
+    keys = mixed_writes(primary.client, 1_000_000, seed=3) + list(before)
     primary.client.cf().insert("loaded", items(1000, "l"))
     for position, data in dump(primary.client, "loaded"):
         primary.client.cf().loadchunk("copy", position, data)
@@ -225,7 +228,7 @@ def test_replica_holds_the_primarys_bytes_and_survives_failover(make_server):
     # The failover: the replica answers as the primary did, and takes writes.
     probes = [f"i{i}" for i in range(0, 500_000, 25)]
     answers = {key: primary.client.cf().mexists(key, *probes) for key in keys}
-    expected = {"copy": items(1000, "l"), "merged": items(1000, "l")}
+    expected = {"copy": items(1000, "l"), "merged": items(1000, "l"), **before}
     primary.stop()
     replica.client.replicaof("NO", "ONE")
     assert {key: replica.client.cf().mexists(key, *probes) for key in keys} == answers
