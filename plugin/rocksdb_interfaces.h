@@ -11,8 +11,9 @@
 // The plugin's builder implements all of them on every version; the macros
 // below say which ones override a base-class method.
 //
-// The public API the tests and tools use: DB::Open with a std::unique_ptr
-// output came in 9.11, and the DB** form is gone in 11.x (OpenDb below);
+// The public API the tests and tools use: DB::Open and DB::OpenAsSecondary
+// with a std::unique_ptr output came in 9.11, and the DB** forms are gone in
+// 11.x (OpenDb and OpenSecondaryDb below);
 // DBOptions::fail_if_options_file_error is the default from 8.8 and was
 // removed in 10.2.
 #pragma once
@@ -62,6 +63,25 @@ inline ROCKSDB_NAMESPACE::Status OpenDb(
   ROCKSDB_NAMESPACE::DB* raw = nullptr;
   const ROCKSDB_NAMESPACE::Status status =
       ROCKSDB_NAMESPACE::DB::Open(options, path, &raw);
+  db->reset(raw);
+  return status;
+#endif
+}
+
+// DB::OpenAsSecondary on every version: a read-only instance beside a
+// running primary, which TryCatchUpWithPrimary brings up to date.
+inline ROCKSDB_NAMESPACE::Status OpenSecondaryDb(
+    const ROCKSDB_NAMESPACE::Options& options, const std::string& path,
+    const std::string& secondary_path,
+    std::unique_ptr<ROCKSDB_NAMESPACE::DB>* db) {
+#if ROCKSDB_CUCKOO_VERSION_AT_LEAST(9, 11)
+  return ROCKSDB_NAMESPACE::DB::OpenAsSecondary(options, path, secondary_path,
+                                                db);
+#else
+  ROCKSDB_NAMESPACE::DB* raw = nullptr;
+  const ROCKSDB_NAMESPACE::Status status =
+      ROCKSDB_NAMESPACE::DB::OpenAsSecondary(options, path, secondary_path,
+                                             &raw);
   db->reset(raw);
   return status;
 #endif

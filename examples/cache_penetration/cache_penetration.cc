@@ -30,28 +30,25 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <list>
 #include <memory>
 #include <random>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "catalogue.h"
 #include "cuckoo/concurrent_cuckoo_filter.h"
 #include "cuckoo/counting_bloom_filter.h"
-#include "cuckoo/hashing.h"
-#include "cuckoo_filter_policy.h"
-#include "rocksdb/convenience.h"
 #include "rocksdb/db.h"
-#include "rocksdb/filter_policy.h"
-#include "rocksdb/table.h"
-#include "rocksdb/utilities/object_registry.h"
-#include "rocksdb_interfaces.h"
 
 namespace {
 
 namespace rdb = ROCKSDB_NAMESPACE;
+using catalogue::Check;
+using catalogue::GateCounts;
+using catalogue::ItemKey;
+using catalogue::KeyHash;
+using catalogue::LruCache;
+using catalogue::ParseCount;
 
 struct Flags {
   std::string db;
@@ -67,17 +64,6 @@ struct Flags {
                "[--items N] [--requests N] [--windows N] [--csv FILE]\n",
                why);
   std::exit(2);
-}
-
-uint64_t ParseCount(const char* text, const char* flag) {
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || value == 0 || text[0] == '-') {
-    std::fprintf(stderr, "cache_penetration: %s wants a positive integer\n",
-                 flag);
-    std::exit(2);
-  }
-  return value;
 }
 
 Flags ParseFlags(int argc, char** argv) {
@@ -103,16 +89,6 @@ Flags ParseFlags(int argc, char** argv) {
   }
   if (flags.db.empty()) Usage("--db is required");
   return flags;
-}
-
-std::string ItemKey(uint64_t id) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "item:%012" PRIu64, id);
-  return buffer;
-}
-
-uint64_t KeyHash(const std::string& key) {
-  return cuckoo::HashKey(key.data(), key.size());
 }
 
 // A plain Bloom filter over key hashes: k probes by double hashing into one
@@ -151,51 +127,6 @@ class BloomGate {
   uint64_t bits_;
   std::vector<uint64_t> words_;
   int probes_;
-};
-
-// An LRU cache of item values.
-class LruCache {
- public:
-  explicit LruCache(size_t capacity) : capacity_(capacity) {}
-  bool Get(const std::string& key) {
-    auto it = index_.find(key);
-    if (it == index_.end()) return false;
-    order_.splice(order_.begin(), order_, it->second);
-    return true;
-  }
-  void Put(const std::string& key) {
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      order_.splice(order_.begin(), order_, it->second);
-      return;
-    }
-    order_.push_front(key);
-    index_[key] = order_.begin();
-    if (order_.size() > capacity_) {
-      index_.erase(order_.back());
-      order_.pop_back();
-    }
-  }
-  void Erase(const std::string& key) {
-    auto it = index_.find(key);
-    if (it == index_.end()) return;
-    order_.erase(it->second);
-    index_.erase(it);
-  }
-
- private:
-  size_t capacity_;
-  std::list<std::string> order_;
-  std::unordered_map<std::string, std::list<std::string>::iterator> index_;
-};
-
-// What one gate did in one window.
-struct GateCounts {
-  uint64_t absent_requests = 0;  // requests for IDs that do not exist
-  uint64_t passed_absent = 0;    // ... that the gate let through
-  uint64_t db_reads = 0;         // cache misses the gate let through
-  uint64_t db_reads_avoided = 0;
-  uint64_t false_negatives = 0;  // existing IDs the gate turned away
 };
 
 class Gates {
@@ -271,64 +202,14 @@ class Gates {
   cuckoo::CountingBloomFilter counting_;
 };
 
-std::unique_ptr<rdb::DB> OpenCatalogue(const std::string& path) {
-  rdb::ConfigOptions config;
-  config.ignore_unknown_options = false;
-  config.ignore_unsupported_options = false;
-  rocksdb_cuckoo::cuckoo_filter_register(*rdb::ObjectLibrary::Default(),
-                                         "cuckoo");
-  rdb::BlockBasedTableOptions table;
-  rdb::Status status = rdb::GetBlockBasedTableOptionsFromString(
-      config, rdb::BlockBasedTableOptions(), "filter_policy=cuckoofilter:10",
-      &table);
-  if (!status.ok() || table.filter_policy == nullptr ||
-      std::strcmp(table.filter_policy->Name(),
-                  rocksdb_cuckoo::CuckooFilterPolicy::kClassName()) != 0) {
-    std::fprintf(stderr, "cache_penetration: cuckoofilter not in effect: %s\n",
-                 status.ToString().c_str());
-    std::exit(1);
-  }
-  rdb::Options options;
-  options.create_if_missing = true;
-  options.error_if_exists = true;
-  options.table_factory.reset(rdb::NewBlockBasedTableFactory(table));
-  std::unique_ptr<rdb::DB> db;
-  status = rocksdb_cuckoo::OpenDb(options, path, &db);
-  if (!status.ok()) {
-    std::fprintf(stderr, "cache_penetration: cannot open %s: %s\n",
-                 path.c_str(), status.ToString().c_str());
-    std::exit(1);
-  }
-  return db;
-}
-
-void Check(const rdb::Status& status, const char* what) {
-  if (!status.ok()) {
-    std::fprintf(stderr, "cache_penetration: %s: %s\n", what,
-                 status.ToString().c_str());
-    std::exit(1);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
-  std::unique_ptr<rdb::DB> db = OpenCatalogue(flags.db);
-  const std::string value(100, 'v');
-
-  // The catalogue: IDs 0..items-1 at start; added IDs continue from there.
-  std::vector<uint64_t> live;  // IDs that exist, in no order
-  std::unordered_map<uint64_t, size_t> live_index;
-  for (uint64_t id = 0; id < flags.items; ++id) {
-    Check(db->Put(rdb::WriteOptions(), ItemKey(id), value), "put");
-    live_index[id] = live.size();
-    live.push_back(id);
-  }
-  Check(db->Flush(rdb::FlushOptions()), "flush");
+  catalogue::Catalogue items(flags.db, flags.items);
+  rdb::DB* db = &items.db();
   const uint64_t additions = flags.items / 5;
   const uint64_t deletions = flags.items / 20;
-  uint64_t next_id = flags.items;
 
   // The gates are loaded from the database, as a restarted service would.
   Gates gates(flags.items, flags.items + additions);
@@ -349,7 +230,6 @@ int main(int argc, char** argv) {
   }
 
   LruCache cache(flags.items / 10);
-  std::vector<uint64_t> deleted;
   std::mt19937_64 rng(42);
   FILE* csv = flags.csv.empty() ? nullptr : std::fopen(flags.csv.c_str(), "w");
   if (!flags.csv.empty() && csv == nullptr) {
@@ -377,39 +257,19 @@ int main(int argc, char** argv) {
     for (uint64_t r = 0; r < per_window; ++r) {
       if (r % churn_every == 0 && (added < adds || removed < dels)) {
         if (added * dels <= removed * adds && added < adds) {
-          const uint64_t id = next_id++;
-          Check(db->Put(rdb::WriteOptions(), ItemKey(id), value), "put");
-          gates.Add(KeyHash(ItemKey(id)));
-          live_index[id] = live.size();
-          live.push_back(id);
+          gates.Add(KeyHash(ItemKey(items.Add())));
           ++added;
         } else {
-          const size_t at = rng() % live.size();
-          const uint64_t id = live[at];
-          Check(db->Delete(rdb::WriteOptions(), ItemKey(id)), "delete");
+          const uint64_t id = items.DeleteOne(rng);
           gates.Remove(KeyHash(ItemKey(id)));
           cache.Erase(ItemKey(id));
-          live[at] = live.back();
-          live_index[live[at]] = at;
-          live.pop_back();
-          live_index.erase(id);
-          deleted.push_back(id);
           ++removed;
         }
       }
-      // 85% existing IDs; 15% absent: a deleted ID (when there are any)
-      // half the time, else an ID that never existed.
-      const uint64_t dice = rng() % 100;
-      uint64_t id;
-      if (dice < 85) {
-        id = live[rng() % live.size()];
-      } else if (dice < 92 && !deleted.empty()) {
-        id = deleted[rng() % deleted.size()];
-      } else {
-        id = (uint64_t{1} << 40) + rng() % (uint64_t{1} << 40);
-      }
+      const uint64_t id =
+          catalogue::NextRequestId(rng, items.live(), items.deleted());
       const std::string key = ItemKey(id);
-      const bool exists = live_index.count(id) != 0;
+      const bool exists = items.Exists(id);
       const bool cached = exists && cache.Get(key);
       const uint64_t hash = KeyHash(key);
       for (int gate = 0; gate < Gates::kCount; ++gate) {
@@ -430,17 +290,9 @@ int main(int argc, char** argv) {
         }
       }
       // The service itself reads through the cuckoo gate.
-      if (!cached && gates.MayContain(0, hash)) {
-        std::string found;
-        const rdb::Status status = db->Get(rdb::ReadOptions(), key, &found);
-        if (status.ok() != exists) {
-          std::fprintf(stderr,
-                       "cache_penetration: the database and the "
-                       "model disagree on %s\n",
-                       key.c_str());
-          return 1;
-        }
-        if (exists) cache.Put(key);
+      if (!cached && gates.MayContain(0, hash) &&
+          !catalogue::ReadThrough(*db, cache, key, exists)) {
+        return 1;
       }
     }
     for (int gate = 0; gate < Gates::kCount; ++gate) {
@@ -452,19 +304,16 @@ int main(int argc, char** argv) {
       const size_t memory = gates.SizeInBytes(gate);
       std::printf("%-6d %-15s %9zu %9.5f %10" PRIu64 " %10" PRIu64 " %6" PRIu64
                   " %10.1f\n",
-                  window, Gates::kNames[gate], live.size(), fpr, c.db_reads,
-                  c.db_reads_avoided, c.false_negatives, memory / 1024.0);
+                  window, Gates::kNames[gate], items.live().size(), fpr,
+                  c.db_reads, c.db_reads_avoided, c.false_negatives,
+                  memory / 1024.0);
       if (csv != nullptr) {
         std::fprintf(csv,
                      "%d,%s,%zu,%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%zu\n",
-                     window, Gates::kNames[gate], live.size(), fpr, c.db_reads,
-                     c.db_reads_avoided, c.false_negatives, memory);
+                     window, Gates::kNames[gate], items.live().size(), fpr,
+                     c.db_reads, c.db_reads_avoided, c.false_negatives, memory);
       }
-      totals[gate].absent_requests += c.absent_requests;
-      totals[gate].passed_absent += c.passed_absent;
-      totals[gate].db_reads += c.db_reads;
-      totals[gate].db_reads_avoided += c.db_reads_avoided;
-      totals[gate].false_negatives += c.false_negatives;
+      totals[gate].Add(c);
     }
   }
   if (csv != nullptr) std::fclose(csv);
