@@ -12,8 +12,9 @@
 // false-positive rate never exceeds that of BITS-bit fingerprints. EXPANSION
 // n makes each growth multiply the table by 1 + n rounded up to a power of
 // two (the table holds at least as much after a growth as RedisBloom's chain
-// does), and the filter may grow until it is 32 times its reserved size, as
-// RedisBloom's default of 32 sub-filters allows at EXPANSION 1. The price
+// does), and the filter may grow until it is at least 32 times its
+// reserved size, as RedisBloom's default of 32 sub-filters allows at
+// EXPANSION 1. The price
 // is paid up front: every slot holds the growth bits it will give up, so an
 // EXPANSION 1 filter has BITS + 5 bits per slot until it has grown.
 // EXPANSION 0 never grows.
