@@ -237,17 +237,16 @@ TEST(StaticBuilderTest, BuildsAtTheGivenBucketCount) {
   const std::vector<uint64_t> keys = stream.Take(20000);
   const BucketLayout layout{4, 10, true};
   for (uint32_t buckets : {5400u, 5800u, 9000u}) {
-    StaticBuildStats stats;
-    const BucketTable table =
-        BuildStaticTableWithBuckets(keys, layout, buckets, &stats);
+    const StaticPlacement placement =
+        PlaceStaticWithBuckets(keys, layout, buckets);
+    const BucketTable table = placement.ToTable();
     EXPECT_EQ(table.num_buckets(), buckets);
-    EXPECT_EQ(stats.attempts, 1u);
+    EXPECT_EQ(placement.stats().attempts, 1u);
     for (uint64_t key : keys) ASSERT_TRUE(TableContains(table, key));
   }
-  EXPECT_THROW(BuildStaticTableWithBuckets(keys, layout, 5401),
+  EXPECT_THROW(PlaceStaticWithBuckets(keys, layout, 5401),
                std::invalid_argument);
-  EXPECT_THROW(BuildStaticTableWithBuckets(keys, layout, 0),
-               std::invalid_argument);
+  EXPECT_THROW(PlaceStaticWithBuckets(keys, layout, 0), std::invalid_argument);
 }
 
 TEST(SizingTest, FalsePositiveTargetChoiceIsTheSmallestThatReachesIt) {

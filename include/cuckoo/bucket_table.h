@@ -59,11 +59,6 @@ class BucketTableView {
     codec_.Load(data_, bucket, out);
   }
 
-  // Whether any slot of the bucket holds `fingerprint` (nonzero).
-  bool BucketContains(uint32_t bucket, uint32_t fingerprint) const {
-    return codec_.Contains(data_, bucket, fingerprint);
-  }
-
   // The lookup of a cuckoo filter: either bucket holds the fingerprint.
   // Both buckets are always probed (no short circuit), so that their loads
   // overlap.
@@ -80,11 +75,6 @@ class BucketTableView {
   }
   void PrefetchBucket(uint32_t bucket) const {
     __builtin_prefetch(BucketAddress(bucket));
-  }
-
-  // Number of slots of the bucket holding `fingerprint`.
-  int CountInBucket(uint32_t bucket, uint32_t fingerprint) const {
-    return codec_.Count(data_, bucket, fingerprint);
   }
 
   // Number of nonempty slots of the bucket.
@@ -170,12 +160,6 @@ class BucketTable {
   // semi-sorted bucket, slot k is the k-th smallest fingerprint.)
   uint32_t Swap(uint32_t bucket, int slot, uint32_t fingerprint) {
     return view_.codec().Swap(bytes_.data(), bucket, slot, fingerprint);
-  }
-
-  // Stores fingerprints in[0, bucket_size) (0 = empty) into the bucket,
-  // whatever it held. Semi-sorted buckets are stored sorted.
-  void WriteBucket(uint32_t bucket, const uint32_t* in) {
-    view_.codec().Store(bytes_.data(), bucket, in);
   }
 
  private:

@@ -730,16 +730,4 @@ BucketTable BuildStaticTable(const Hashes& hashes, const BucketLayout& layout,
   return placement.ToTable();
 }
 
-// PlaceStaticWithBuckets, packed into a table.
-template <typename Hashes>
-BucketTable BuildStaticTableWithBuckets(const Hashes& hashes,
-                                        const BucketLayout& layout,
-                                        uint32_t num_buckets,
-                                        StaticBuildStats* stats = nullptr) {
-  const StaticPlacement placement =
-      PlaceStaticWithBuckets(hashes, layout, num_buckets);
-  if (stats != nullptr) *stats = placement.stats();
-  return placement.ToTable();
-}
-
 }  // namespace cuckoo
