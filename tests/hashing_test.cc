@@ -264,7 +264,9 @@ TEST(BucketTableTest, WritesReadBackAndLookupsAgreeWithAScanInEveryLayout) {
                               : static_cast<uint32_t>((r >> 8) % max_fp) + 1;
       }
       for (uint32_t slot : slots) {
-        if (slot != 0) ASSERT_TRUE(table.Replace(bucket, 0, slot));
+        if (slot != 0) {
+          ASSERT_TRUE(table.Replace(bucket, 0, slot));
+        }
       }
       std::stable_partition(slots.begin(), slots.end(),
                             [](uint32_t slot) { return slot != 0; });
