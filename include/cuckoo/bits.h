@@ -17,7 +17,7 @@
 #include <numeric>
 #include <type_traits>
 
-#include "cuckoo/hashing.h"
+#include "cuckoo/compiler.h"
 
 namespace cuckoo {
 namespace bits {

@@ -90,7 +90,7 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo/hashing.h"
+#include "cuckoo/key_hash.h"
 
 namespace cuckoo {
 

@@ -39,7 +39,7 @@
 
 #include "cuckoo/bits.h"
 #include "cuckoo/bucket_layout.h"
-#include "cuckoo/hashing.h"
+#include "cuckoo/compiler.h"
 #include "cuckoo/semi_sort.h"
 
 namespace cuckoo {

@@ -81,7 +81,7 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo/hashing.h"
+#include "cuckoo/key_hash.h"
 
 namespace cuckoo {
 

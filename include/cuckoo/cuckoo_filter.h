@@ -129,7 +129,7 @@ struct CuckooFilterOptions {
   // (32 - fingerprint_bits) / e growths.
   uint32_t max_growths = 6;
   // The hash function the caller fills the filter with: the filter takes
-  // hashes, and this names theirs (hashing.h, "Integer keys"). It is
+  // hashes, and this names theirs (key_hash.h, "Integer keys"). It is
   // recorded by the serialization, so that a loaded filter says how its keys
   // were hashed, and Merge refuses a filter of another hasher.
   KeyHasher hasher = KeyHasher::kXxh3;

@@ -35,7 +35,7 @@
 // reads: b·f <= 57, or 58, 60 or 64) or SemiSortedWordBucket<f> (4
 // semi-sorted slots, 5 <= f <= 16).
 // Hasher is Xxh3Hasher (byte strings and integers, the default) or
-// IntegerHasher (64-bit integers only; hashing.h, "Integer keys"). Any type
+// IntegerHasher (64-bit integers only; key_hash.h, "Integer keys"). Any type
 // with a static kId and a call operator from a key to uint64_t works, if its
 // kId names the function it computes.
 // kBucketCounts is BucketCounts::kAnyEven or BucketCounts::kPowerOfTwo.
