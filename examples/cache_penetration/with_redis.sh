@@ -7,7 +7,9 @@
 # script's. For the cache-penetration example's shared gate.
 #
 # usage: with_redis.sh MODULE COMMAND [ARG...]
-#   REDIS_SERVER  the server binary (default: redis-server)
+#   REDIS_SERVER   the server binary (default: redis-server)
+#   REDIS_PRELOAD  libraries the server preloads (a sanitizer build's
+#                  runtime, for its instrumented module)
 set -euo pipefail
 
 module=$(readlink -f "${1:?usage: with_redis.sh MODULE COMMAND [ARG...]}")
@@ -15,8 +17,15 @@ shift
 server=${REDIS_SERVER:-redis-server}
 folder=$(mktemp -d)
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$server" --port "$port" --bind 127.0.0.1 --dir "$folder" --save "" \
-  --appendonly no --loadmodule "$module" --logfile "$folder/server.log" &
+preload=()
+if [ -n "${REDIS_PRELOAD:-}" ]; then
+  # The server's own allocations at exit are not the module's.
+  preload=(env "LD_PRELOAD=$REDIS_PRELOAD"
+    "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
+fi
+${preload[@]+"${preload[@]}"} "$server" --port "$port" --bind 127.0.0.1 \
+  --dir "$folder" --save "" --appendonly no --loadmodule "$module" \
+  --logfile "$folder/server.log" &
 server_pid=$!
 stop() {
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || kill "$server_pid" 2>/dev/null || true
