@@ -2,7 +2,8 @@
 // The CF.* commands, compatible with RedisBloom's: the same arguments,
 // defaults, replies (RESP2 integers, RESP3 booleans where RedisBloom gives
 // them) and error strings, so that its clients work unchanged. Beyond it:
-// CF.RESERVE's BITS (fingerprint width) and SEED, and CF.MERGE.
+// CF.RESERVE's BITS (fingerprint width) or FPRATE (the width for a rate),
+// SEED, and CF.MERGE.
 //
 // Growth
 // ------
@@ -41,6 +42,7 @@
 #include <string>
 
 #include "cf_value.h"
+#include "cuckoo/sizing.h"
 
 namespace cuckoo_cf {
 namespace {
@@ -68,6 +70,7 @@ struct ReserveArgs {
   long long max_iterations = kDefaultMaxIterations;
   long long expansion = kDefaultExpansion;
   long long bits = kDefaultBits;
+  double fprate = 0;  // FPRATE when given: chooses bits
   std::optional<uint64_t> seed;
 };
 
@@ -164,22 +167,68 @@ bool CheckCapacity(RedisModuleCtx* ctx, const ReserveArgs& args) {
   return true;
 }
 
+// EXPANSION n's growth factor (1 + n rounded up to a power of two; 0 for
+// none) and how many growths reach kGrowthBits doublings (see "Growth").
+struct Growth {
+  uint32_t factor = 0;
+  uint32_t max_growths = 0;
+  int reserved_bits() const {
+    return factor == 0 ? 0
+                       : __builtin_ctz(factor) * static_cast<int>(max_growths);
+  }
+};
+
+Growth GrowthOf(long long expansion) {
+  Growth growth;
+  if (expansion <= 0) return growth;
+  growth.factor = 2;
+  while (growth.factor < static_cast<uint64_t>(expansion) + 1) {
+    growth.factor *= 2;
+  }
+  const int factor_bits = __builtin_ctz(growth.factor);
+  growth.max_growths =
+      static_cast<uint32_t>((kGrowthBits + factor_bits - 1) / factor_bits);
+  return growth;
+}
+
+cuckoo::BucketLayout LayoutOf(long long bucket_size, long long bits) {
+  return cuckoo::BucketLayout{static_cast<int>(bucket_size),
+                              static_cast<int>(bits),
+                              bucket_size == 4 && bits >= 5};
+}
+
 cuckoo::CuckooFilterOptions OptionsOf(const ReserveArgs& args, uint64_t seed) {
   cuckoo::CuckooFilterOptions options;
-  options.layout.bucket_size = static_cast<int>(args.bucket_size);
-  options.layout.fingerprint_bits = static_cast<int>(args.bits);
-  options.layout.semi_sorted = args.bucket_size == 4 && args.bits >= 5;
+  options.layout = LayoutOf(args.bucket_size, args.bits);
   options.max_kicks = static_cast<uint32_t>(args.max_iterations);
   options.seed = seed;
-  if (args.expansion > 0) {
-    uint32_t factor = 2;
-    while (factor < static_cast<uint64_t>(args.expansion) + 1) factor *= 2;
-    options.expansion = factor;
-    const int factor_bits = __builtin_ctz(factor);
-    options.max_growths =
-        static_cast<uint32_t>((kGrowthBits + factor_bits - 1) / factor_bits);
-  }
+  const Growth growth = GrowthOf(args.expansion);
+  options.expansion = growth.factor;
+  if (growth.factor != 0) options.max_growths = growth.max_growths;
   return options;
+}
+
+// FPRATE: the narrowest fingerprint whose false-positive rate at the
+// filter's sustained load, once every growth has used its bits, is at most
+// the rate asked for. Replies with the error and returns false when no
+// width that the growth bits leave reaches it.
+bool ChooseBitsForRate(RedisModuleCtx* ctx, ReserveArgs* args) {
+  const int widest =
+      cuckoo::kMaxFingerprintBits - GrowthOf(args->expansion).reserved_bits();
+  const double load = cuckoo::MaxLoadFactor(static_cast<int>(args->bucket_size),
+                                            cuckoo::Construction::kDynamic);
+  for (int bits = cuckoo::kMinFingerprintBits; bits <= widest; ++bits) {
+    if (cuckoo::ExpectedFalsePositiveRate(LayoutOf(args->bucket_size, bits),
+                                          load) <= args->fprate) {
+      args->bits = bits;
+      return true;
+    }
+  }
+  ReplyWithError(ctx, "FPRATE: " + std::to_string(args->fprate) +
+                          " needs fingerprints wider than the " +
+                          std::to_string(widest) +
+                          " bits that BUCKETSIZE and EXPANSION leave");
+  return false;
 }
 
 uint64_t RandomSeed() {
@@ -217,10 +266,11 @@ FilterValue* Create(RedisModuleCtx* ctx, const Opened& opened,
 }
 
 // CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]
-//            [BITS n] [SEED n]
+//            [BITS n | FPRATE r] [SEED n]
 int Reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 3 || argc % 2 == 0) return RedisModule_WrongArity(ctx);
   ReserveArgs args;
+  bool bits_given = false;
   if (RedisModule_StringToLongLong(argv[2], &args.capacity) != REDISMODULE_OK) {
     return ReplyWithError(ctx, "Bad capacity");
   }
@@ -250,6 +300,14 @@ int Reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
                        cuckoo::kMaxFingerprintBits, &args.bits)) {
         return REDISMODULE_OK;
       }
+      bits_given = true;
+    } else if (ArgIs(argv[i], "FPRATE")) {
+      if (RedisModule_StringToDouble(value, &args.fprate) != REDISMODULE_OK) {
+        return ReplyWithError(ctx, "Couldn't parse FPRATE");
+      }
+      if (!(args.fprate > 0 && args.fprate < 1)) {
+        return ReplyWithError(ctx, "FPRATE: value must be in the range (0, 1)");
+      }
     } else if (ArgIs(argv[i], "SEED")) {
       unsigned long long seed;
       if (RedisModule_StringToULongLong(value, &seed) != REDISMODULE_OK) {
@@ -260,6 +318,12 @@ int Reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       return ReplyWithError(ctx,
                             "Unknown argument received: " + ArgString(argv[i]));
     }
+  }
+  if (args.fprate > 0) {
+    if (bits_given) {
+      return ReplyWithError(ctx, "FPRATE and BITS exclude each other");
+    }
+    if (!ChooseBitsForRate(ctx, &args)) return REDISMODULE_OK;
   }
   if (!CheckCapacity(ctx, args)) return REDISMODULE_OK;
   const Opened opened =

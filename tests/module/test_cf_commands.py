@@ -366,3 +366,31 @@ def test_commands_are_in_acl_categories_where_the_server_has_them(server):
         assert {"cf.add", "cf.insert", "cf.del", "cf.loadchunk"} <= writes
     else:
         assert not any(name.startswith("cf.") for name in reads | writes)
+
+
+def test_fprate_chooses_the_fingerprint_width(server):
+    r = server.client
+    cf = r.cf()
+    r.execute_command("CF.RESERVE", "tight", 20000, "FPRATE", 0.001, "EXPANSION", 0)
+    r.execute_command("CF.RESERVE", "loose", 20000, "FPRATE", 0.05, "EXPANSION", 0)
+    for key in ("tight", "loose"):
+        for start in range(0, 20000, 1000):
+            cf.insert(key, items(20000)[start:start + 1000])
+    absent = items(200000, "absent")
+    false_positives = sum(sum(cf.mexists("tight", *absent[i:i + 1000]))
+                          for i in range(0, len(absent), 1000))
+    # At most 0.1% expected; 200,000 probes put the count near its mean.
+    assert false_positives <= 0.0013 * len(absent)
+    assert r.memory_usage("loose") < r.memory_usage("tight")
+    cases = [
+        (("CF.RESERVE", "g", 100, "FPRATE", 0), r"FPRATE: value must be in the range \(0, 1\)"),
+        (("CF.RESERVE", "g", 100, "FPRATE", 1), r"FPRATE: value must be in the range \(0, 1\)"),
+        (("CF.RESERVE", "g", 100, "FPRATE", "often"), "Couldn't parse FPRATE"),
+        (("CF.RESERVE", "g", 100, "FPRATE", 0.01, "BITS", 8), "FPRATE and BITS exclude each other"),
+        # 27 bits are left beside EXPANSION 1's 5 growth bits.
+        (("CF.RESERVE", "g", 100, "FPRATE", 1e-12), "needs fingerprints wider than the 27 bits"),
+    ]
+    for args, error in cases:
+        with pytest.raises(redis.ResponseError, match=error):
+            r.execute_command(*args)
+    assert not r.exists("g")
