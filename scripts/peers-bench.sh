@@ -40,26 +40,14 @@ peers_dir=""
 out=""
 bench_args=()
 while (($#)); do
+  if cuckoo_peer_bench_flag "$@"; then
+    shift "$cuckoo_flag_words"
+    continue
+  fi
   case "$1" in
-    --peers-dir)
-      [ $# -ge 2 ] || die "$usage"
-      peers_dir=$2
-      shift
-      ;;
-    --quick) bench_args+=(--quick) ;;
-    --repetitions)
-      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--repetitions needs a count >= 1"
-      bench_args+=(--repetitions "$2")
-      shift
-      ;;
     --log2-buckets)
       [[ "${2:-}" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--log2-buckets needs sizes like 18 or 18,24"
       bench_args+=(--log2-buckets "$2")
-      shift
-      ;;
-    --out)
-      [ $# -ge 2 ] || die "$usage"
-      out=$2
       shift
       ;;
     *) die "$usage" ;;

@@ -34,26 +34,8 @@ peers_dir=""
 out=""
 bench_args=()
 while (($#)); do
-  case "$1" in
-    --peers-dir)
-      [ $# -ge 2 ] || die "$usage"
-      peers_dir=$2
-      shift
-      ;;
-    --quick) bench_args+=(--quick) ;;
-    --repetitions)
-      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--repetitions needs a count >= 1"
-      bench_args+=(--repetitions "$2")
-      shift
-      ;;
-    --out)
-      [ $# -ge 2 ] || die "$usage"
-      out=$2
-      shift
-      ;;
-    *) die "$usage" ;;
-  esac
-  shift
+  cuckoo_peer_bench_flag "$@" || die "$usage"
+  shift "$cuckoo_flag_words"
 done
 
 # RedisBloom v2.6.28 and the submodules its build needs, at the commits

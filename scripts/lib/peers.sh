@@ -10,6 +10,9 @@
 #   PEERS_DIR  a folder holding DIR/<owner>+<name>/repo, DIR/<owner>+<name>
 #              or DIR/<name>, a git directory or checkout with the commit
 #   prints the folder of the extracted tree; fails with a reason.
+#        cuckoo_peer_bench_flag "$@"
+#   applies the first argument if it is one of the flags the benchmarks
+#   against peers share (see below).
 
 cuckoo_peers_cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo/peers
 
@@ -56,4 +59,33 @@ cuckoo_peer_source() {  # owner/name commit [peers_dir]
   mv -T "$tmp/tree" "$dest" 2>/dev/null || [ -d "$dest" ]
   rm -rf "$tmp"
   echo "$dest"
+}
+
+# The flags scripts/peers-bench.sh and scripts/redis-bench.sh share:
+# --peers-dir DIR, --quick, --repetitions N and --out FILE, set into the
+# caller's peers_dir, bench_args and out. Takes the caller's arguments;
+# applies the first when it is one of them, setting cuckoo_flag_words to
+# the words it took (1 or 2), and returns 1 otherwise. A flag without its
+# value calls the caller's die.
+cuckoo_peer_bench_flag() {
+  cuckoo_flag_words=2
+  case "$1" in
+    --peers-dir)
+      [ $# -ge 2 ] || die "--peers-dir needs a folder"
+      peers_dir=$2
+      ;;
+    --quick)
+      bench_args+=(--quick)
+      cuckoo_flag_words=1
+      ;;
+    --repetitions)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || die "--repetitions needs a count >= 1"
+      bench_args+=(--repetitions "$2")
+      ;;
+    --out)
+      [ $# -ge 2 ] || die "--out needs a file"
+      out=$2
+      ;;
+    *) return 1 ;;
+  esac
 }
