@@ -81,6 +81,13 @@ struct StaticBuildStats {
 
 namespace static_build_internal {
 
+// What the greedy pass did with a key (PlaceInEmptier below).
+enum class GreedyStep {
+  kShared,  // one of its buckets holds its fingerprint: one entry serves both
+  kPlaced,  // into the emptier of its buckets, the primary on a tie
+  kFull,    // both buckets are full: left to the search
+};
+
 // The work array of a placement, in one of two forms with the same
 // interface. Each has kSlots slots per bucket, zero for empty, each bucket
 // filled from its first slot, so that the lowest empty slot is the fill.
@@ -127,6 +134,20 @@ class SlotArray {
     bool found = false;
     for (uint32_t k = 0; k < kBucketSize; ++k) found |= s[k] == fingerprint;
     return found;
+  }
+  // The greedy pass's step for one key.
+  CUCKOO_ALWAYS_INLINE GreedyStep PlaceInEmptier(const KeyPosition& key) {
+    if (Holds(key.bucket, key.fingerprint) ||
+        Holds(key.alternate, key.fingerprint)) {
+      return GreedyStep::kShared;
+    }
+    const uint32_t primary_fill = Fill(key.bucket);
+    const uint32_t alternate_fill = Fill(key.alternate);
+    const bool to_alternate = alternate_fill < primary_fill;
+    const uint32_t fill = to_alternate ? alternate_fill : primary_fill;
+    if (fill == kBucketSize) return GreedyStep::kFull;
+    Set(to_alternate ? key.alternate : key.bucket, fill, key.fingerprint);
+    return GreedyStep::kPlaced;
   }
 
  private:
@@ -202,8 +223,42 @@ class PackedSlotArray {
   CUCKOO_ALWAYS_INLINE bool Holds(uint32_t index, uint32_t fingerprint) {
     return Lanes{}.Contains(bytes_.data(), index, fingerprint);
   }
+  // The greedy pass's step for one key, on each bucket's word as one load
+  // reads it: the lane tests find the fingerprint and each bucket's first
+  // empty slot, whose top bit (64 for a full bucket) orders the buckets by
+  // fill, and the fingerprint is XORed into the empty slot's zero bits. The
+  // bits above the bucket in its load are masked off by the lane tops.
+  CUCKOO_ALWAYS_INLINE GreedyStep PlaceInEmptier(const KeyPosition& key) {
+    uint8_t* data = bytes_.data();
+    const uint64_t primary = uint64_t{key.bucket} * Lanes::kBits;
+    const uint64_t alternate = uint64_t{key.alternate} * Lanes::kBits;
+    const uint64_t primary_word = bits::LoadAt(data, primary);
+    const uint64_t alternate_word = bits::LoadAt(data, alternate);
+    const uint64_t copies = bits::Broadcast(key.fingerprint, Lanes::kOnes);
+    if ((ZeroLanes(primary_word ^ copies) |
+         ZeroLanes(alternate_word ^ copies)) != 0) {
+      return GreedyStep::kShared;
+    }
+    const int primary_top = FirstEmptyTop(primary_word);
+    const int alternate_top = FirstEmptyTop(alternate_word);
+    const bool to_alternate = alternate_top < primary_top;
+    const int top = to_alternate ? alternate_top : primary_top;
+    if (top == 64) return GreedyStep::kFull;
+    bits::Flip(data, to_alternate ? alternate : primary,
+               uint64_t{key.fingerprint} << (top + 1 - kFingerprintBits));
+    return GreedyStep::kPlaced;
+  }
 
  private:
+  static uint64_t ZeroLanes(uint64_t word) {
+    return bits::ZeroLanes(word, Lanes::kOnes, Lanes::kTops);
+  }
+  // The top bit of the bucket's first empty slot, 64 when it has none.
+  static int FirstEmptyTop(uint64_t word) {
+    const uint64_t empty = ZeroLanes(word);
+    return empty == 0 ? 64 : __builtin_ctzll(empty);
+  }
+
   Storage bytes_;
 };
 
@@ -302,22 +357,16 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
       slot_of_key = Table::Locate(hashing, *ahead++);
       PrefetchBoth(slots, slot_of_key);
     }
-    if (HoldsEither(slots, key)) {
-      ++stats->shared_entries;
-      continue;
-    }
-    // Into the emptier bucket, the primary on a tie.
-    const uint32_t primary_fill = slots.Fill(key.bucket);
-    const uint32_t alternate_fill = slots.Fill(key.alternate);
-    const bool to_alternate = alternate_fill < primary_fill;
-    const uint32_t target = to_alternate ? key.alternate : key.bucket;
-    const uint32_t fill = to_alternate ? alternate_fill : primary_fill;
-    if (fill < Array::kSlots) {
-      slots.Set(target, fill, key.fingerprint);
-      ++stats->placed_greedily;
-    } else {
-      left_for_search[index / 64] |= uint64_t{1} << (index % 64);
-      any_left = true;
+    switch (slots.PlaceInEmptier(key)) {
+      case GreedyStep::kShared:
+        ++stats->shared_entries;
+        break;
+      case GreedyStep::kPlaced:
+        ++stats->placed_greedily;
+        break;
+      case GreedyStep::kFull:
+        left_for_search[index / 64] |= uint64_t{1} << (index % 64);
+        any_left = true;
     }
   }
 
