@@ -357,7 +357,7 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
   } else if (!value->ready()) {
     return ReplyWithError(ctx, kLoadingError);
   }
-  cuckoo::CuckooFilter& filter = value->filter();
+  cuckoo::CuckooFilter& filter = value->mutable_filter();
   // RESP3 booleans: for every single-item reply, and CF.INSERT's array.
   const bool resp3 = IsResp3(ctx);
   const bool as_bool = resp3 && (!mode.nx || !mode.multi);
@@ -482,7 +482,7 @@ int Del(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       Open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
   if (opened.status != Status::kFound) return ReplyWithError(ctx, "Not found");
   if (!opened.value->ready()) return ReplyWithError(ctx, kLoadingError);
-  cuckoo::CuckooFilter& filter = opened.value->filter();
+  cuckoo::CuckooFilter& filter = opened.value->mutable_filter();
   size_t size;
   const char* data = RedisModule_StringPtrLen(argv[2], &size);
   const bool deleted = filter.Erase(HashItem(filter, data, size));
@@ -538,7 +538,8 @@ int ScanDump(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     return ReplyWithError(ctx, StatusError(opened.status));
   }
   if (!opened.value->ready()) return ReplyWithError(ctx, kLoadingError);
-  cuckoo::CuckooFilterDumper dumper(opened.value->filter(), kChunkPayloadBytes);
+  cuckoo::CuckooFilterDumper dumper(opened.value->filter(), kChunkPayloadBytes,
+                                    opened.value->DumpChecksum());
   dumper.Seek(static_cast<uint64_t>(position));
   std::vector<uint8_t> chunk;
   RedisModule_ReplyWithArray(ctx, 2);
@@ -614,7 +615,7 @@ int Merge(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
                                    new FilterValue(source.value->filter()));
   } else {
     if (!destination.value->ready()) return ReplyWithError(ctx, kLoadingError);
-    cuckoo::CuckooFilter& into = destination.value->filter();
+    cuckoo::CuckooFilter& into = destination.value->mutable_filter();
     if (into.options().seed != source.value->filter().options().seed) {
       return ReplyWithError(
           ctx,

@@ -82,6 +82,13 @@ bool FilterValue::Replay(std::string* error) {
   return true;
 }
 
+uint64_t FilterValue::DumpChecksum() const {
+  if (!dump_checksum_.has_value()) {
+    dump_checksum_ = cuckoo::CuckooFilterDumper::ImageChecksum(*filter_);
+  }
+  return *dump_checksum_;
+}
+
 size_t FilterValue::MemoryUsage() const {
   size_t bytes = sizeof(*this);
   if (ready()) return bytes + filter_->SizeInBytes();

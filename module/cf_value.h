@@ -35,8 +35,7 @@ namespace cuckoo_cf {
 // bound on what one command can make the server allocate.
 inline constexpr uint64_t kMaxSerializedBytes = uint64_t{1} << 32;
 
-// Chunk payloads of CF.SCANDUMP and the AOF rewrite. Each CF.SCANDUMP call
-// checksums the whole filter once, so chunks are large.
+// Chunk payloads of CF.SCANDUMP and the AOF rewrite.
 inline constexpr size_t kChunkPayloadBytes = size_t{16} << 20;
 
 uint64_t HashItem(const cuckoo::CuckooFilter& filter, const char* data,
@@ -55,8 +54,16 @@ class FilterValue {
   // False while the chunks are still arriving: only CF.LOADCHUNK, the
   // persistence and COPY may use the value then.
   bool ready() const { return filter_.has_value(); }
-  cuckoo::CuckooFilter& filter() { return *filter_; }
   const cuckoo::CuckooFilter& filter() const { return *filter_; }
+  // The filter, to change it.
+  cuckoo::CuckooFilter& mutable_filter() {
+    dump_checksum_.reset();
+    return *filter_;
+  }
+
+  // CuckooFilterDumper::ImageChecksum of the filter, kept until it changes,
+  // so that each CF.SCANDUMP call does not read the whole filter.
+  uint64_t DumpChecksum() const;
 
   // The chunk a load expects next, as CF.SCANDUMP numbers it (1 for the
   // first); 0 when the value is ready.
@@ -86,6 +93,7 @@ class FilterValue {
   bool Replay(std::string* error);
 
   std::optional<cuckoo::CuckooFilter> filter_;
+  mutable std::optional<uint64_t> dump_checksum_;
   // A load in progress: the chunks so far, and the loader they fed.
   std::vector<std::string> chunks_;
   std::optional<cuckoo::CuckooFilterChunkLoader> loader_;

@@ -430,6 +430,13 @@ class CuckooFilterDumper {
  public:
   explicit CuckooFilterDumper(const CuckooFilter& filter,
                               size_t max_payload_bytes = size_t{1} << 20)
+      : CuckooFilterDumper(filter, max_payload_bytes, ImageChecksum(filter)) {}
+
+  // With the filter's ImageChecksum, computed earlier: a caller that dumps
+  // one chunk per call (CF.SCANDUMP) keeps it while the filter is unchanged
+  // instead of reading the whole table again for each chunk.
+  CuckooFilterDumper(const CuckooFilter& filter, size_t max_payload_bytes,
+                     uint64_t image_checksum)
       : filter_(filter),
         head_(HeadOf(filter)),
         max_payload_(max_payload_bytes) {
@@ -438,13 +445,8 @@ class CuckooFilterDumper {
                                   std::to_string(max_payload_bytes) +
                                   " bytes is not in [1, 2^31]");
     }
-    const std::vector<uint8_t>& table = filter.table().bytes();
-    XXH3_state_t state;
-    XXH3_64bits_reset(&state);
-    XXH3_64bits_update(&state, head_.data(), head_.size());
-    XXH3_64bits_update(&state, table.data(), table.size());
-    byte_io::Store<uint64_t>(checksum_.data(), XXH3_64bits_digest(&state));
-    total_ = head_.size() + table.size() + checksum_.size();
+    byte_io::Store<uint64_t>(checksum_.data(), image_checksum);
+    total_ = head_.size() + filter.table().bytes().size() + checksum_.size();
     num_chunks_ = (total_ + max_payload_ - 1) / max_payload_;
     if (num_chunks_ > UINT32_MAX) {
       throw std::invalid_argument(
@@ -454,6 +456,18 @@ class CuckooFilterDumper {
   }
 
   uint64_t num_chunks() const { return num_chunks_; }
+
+  // The checksum of the serialized filter, which every chunk carries: XXH3
+  // of its header, stash and table.
+  static uint64_t ImageChecksum(const CuckooFilter& filter) {
+    const std::vector<uint8_t> head = HeadOf(filter);
+    const std::vector<uint8_t>& table = filter.table().bytes();
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    XXH3_64bits_update(&state, head.data(), head.size());
+    XXH3_64bits_update(&state, table.data(), table.size());
+    return XXH3_64bits_digest(&state);
+  }
 
   // Makes chunk `sequence` the next one Next gives (num_chunks() or more:
   // none), for a caller that dumps one chunk per call (CF.SCANDUMP).

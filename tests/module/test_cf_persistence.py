@@ -137,6 +137,27 @@ def test_scandump_loadchunk_refuses_bad_chunks(server):
     assert cf.mexists("copy", *keys[:5000]) == [1] * 5000
 
 
+def test_scandump_after_writes_dumps_the_filter_as_it_is_now(server):
+    """SCANDUMP keeps the filter's checksum between calls; each write makes
+    it dump the new bytes, which load into a copy of the filter."""
+    r = server.client
+    cf = r.cf()
+    r.execute_command("CF.RESERVE", "f", 1000, "EXPANSION", 1)
+    assert cf.insert("f", items(100)) == [1] * 100
+    dump(r, "f")
+    writes = [
+        lambda: cf.add("f", "added"),
+        lambda: cf.insert("f", ["inserted"]),
+        lambda: cf.delete("f", "item:0"),
+    ]
+    for step, write in enumerate(writes):
+        write()
+        copy = f"copy{step}"
+        for position, data in dump(r, "f"):
+            assert cf.loadchunk(copy, position, data)
+        assert digests(r, [copy])[copy] == digests(r, ["f"])["f"]
+
+
 def crc64(data):
     """Redis's CRC-64 (Jones), as RESTORE checks it."""
     crc = 0
