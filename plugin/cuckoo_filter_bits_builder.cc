@@ -35,14 +35,15 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
       std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks,
       std::shared_ptr<std::atomic<int64_t>> rounding_balance,
       std::shared_ptr<CacheReservationManager> reservations,
-      BuildFaultHook fault_hook)
+      BuildFaultHook fault_hook, FinishedFilterCounts counts)
       : config_(config),
         verify_after_construction_(verify_after_construction),
         info_log_(info_log),
         fallbacks_(std::move(fallbacks)),
         rounding_balance_(std::move(rounding_balance)),
         reservations_(std::move(reservations)),
-        fault_hook_(std::move(fault_hook)) {}
+        fault_hook_(std::move(fault_hook)),
+        counts_(std::move(counts)) {}
 
   // The reservations must go before the manager they belong to.
   ~CuckooFilterBitsBuilder() override {
@@ -53,9 +54,20 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
 
   // Keys come in comparator order, with the versions of one key one after
   // another: a key equal to the previous one is not added again.
+  // Before 9.6, RocksDB adds a key's prefix with AddKey too, right after the
+  // key, as a slice of the key's own bytes (the prefix extractor's
+  // Transform): a shorter slice at the same address as the previous one is
+  // counted as an entry but not as a key (FinishedFilterCounts).
   void AddKey(const Slice& key) override {
+    const bool prefix_of_last =
+        key.data() == last_slice_data_ && key.size() < last_slice_size_;
+    last_slice_data_ = key.data();
+    last_slice_size_ = key.size();
     const uint64_t key_hash = cuckoo::HashKey(key.data(), key.size());
-    if (!has_last_key_ || key_hash != last_key_hash_) AddHash(key_hash);
+    if (!has_last_key_ || key_hash != last_key_hash_) {
+      AddHash(key_hash);
+      if (!prefix_of_last) ++keys_;
+    }
     last_key_hash_ = key_hash;
     has_last_key_ = true;
   }
@@ -86,6 +98,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
       AddHash(alt_hash);
     }
     if (!key_repeats_last_key && !key_repeats_last_alt) AddHash(key_hash);
+    if (!key_repeats_last_key) ++keys_;
+    last_slice_data_ = nullptr;
     last_key_hash_ = key_hash;
     has_last_key_ = true;
     last_alt_hash_ = alt_hash;
@@ -123,6 +137,9 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     hashes_checksum_ = 0;
     has_last_key_ = false;
     has_last_alt_ = false;
+    last_slice_data_ = nullptr;
+    const uint64_t keys = keys_;
+    keys_ = 0;
     verify_hashes_.clear();
     verify_reservations_.clear();
     if (status != nullptr) *status = Status::OK();
@@ -130,6 +147,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     const size_t entries = hashes.size();
     EncodedBlock block;
     try {
+      if (counts_) counts_(keys, entries);
       if (fault_hook_) fault_hook_(BuildStage::kBeforeBuild, &hashes);
       const bool rounded = rounding_balance_ != nullptr && entries > 0;
       const cuckoo::TableGeometry geometry =
@@ -360,8 +378,14 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   std::vector<ReservationHandle> verify_reservations_;
   std::vector<ReservationHandle> block_reservations_;
   const BuildFaultHook fault_hook_;
+  const FinishedFilterCounts counts_;
   // A deque grows without copying, so its peak is the hashes themselves.
   std::deque<uint64_t> hashes_;
+  // Distinct keys added since the last Finish, and the last slice AddKey
+  // was given, to tell a prefix from a key.
+  uint64_t keys_ = 0;
+  const char* last_slice_data_ = nullptr;
+  size_t last_slice_size_ = 0;
   // The last key and alt seen, for de-duplication.
   uint64_t last_key_hash_ = 0;
   bool has_last_key_ = false;
@@ -381,11 +405,11 @@ FilterBitsBuilder* NewCuckooFilterBitsBuilder(
     std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks,
     std::shared_ptr<std::atomic<int64_t>> rounding_balance,
     std::shared_ptr<CacheReservationManager> reservations,
-    BuildFaultHook fault_hook) {
+    BuildFaultHook fault_hook, FinishedFilterCounts counts) {
   return new CuckooFilterBitsBuilder(
       config, verify_after_construction, info_log, std::move(fallbacks),
       std::move(rounding_balance), std::move(reservations),
-      std::move(fault_hook));
+      std::move(fault_hook), std::move(counts));
 }
 
 }  // namespace rocksdb_cuckoo

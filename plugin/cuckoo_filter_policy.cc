@@ -251,11 +251,19 @@ FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
       rounding_balance = std::shared_ptr<std::atomic<int64_t>>(
           rounding_balances_, &(*rounding_balances_)[budget.balance_class]);
     }
+    FinishedFilterCounts counts;
+    if (level_budgets_ != nullptr && budget.balance_class > 0) {
+      counts = [budgets = level_budgets_, balance_class = budget.balance_class](
+                   uint64_t keys, uint64_t entries) {
+        budgets->NoteEntries(balance_class, keys, entries);
+      };
+    }
     return NewCuckooFilterBitsBuilder(
         cuckoo::ChooseForBitsPerKey(budget.bits_per_key),
         context.table_options.detect_filter_construct_corruption, info_log,
         fallbacks_, std::move(rounding_balance),
-        NewConstructionReservations(context.table_options), fault_hook_);
+        NewConstructionReservations(context.table_options), fault_hook_,
+        std::move(counts));
   } catch (const std::exception& e) {
     if (info_log != nullptr) {
       ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,

@@ -39,12 +39,32 @@
 // compaction rewrites them. The total stays on budget for the shape the
 // policy knows; files already written keep their size.
 //
+// Entries per key
+// ---------------
+// The budgets are shares of the filters' entries, not of the keys (see the
+// core header): with a prefix extractor an upper level's filters hold more
+// entries per key than the bottom's. The policy learns each distance's
+// entries per key from the filters it finishes (NoteEntries: the distinct
+// keys its builders were given and the entries they held), over a window of
+// the last few million keys a distance, and weighs each level's share of
+// the keys by it. A distance not seen yet takes the nearest one seen;
+// before any, every level counts one entry a key. The budgets are solved
+// again when a distance's entries per key move by more than 1%.
+//
+// From RocksDB 9.6 a builder is given a key and its prefix together
+// (AddKeyAndAlt), so the count is exact. Before, both come through AddKey,
+// the prefix right after its key as a shorter slice of the key's own bytes,
+// which is how the builder tells them apart; a key shorter than the one
+// before it in a reused buffer is taken for a prefix too, which can only
+// raise the estimate, and entries per key are held within [1, 2].
+//
 // Files of unknown level (level_at_creation -1: SstFileWriter, ingestion)
 // get the average budget, and so do universal and FIFO compaction, whose
 // files are not levels of sizes in a fixed ratio (the info log says so
 // once).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -78,11 +98,19 @@ class LevelBudgets {
   // file's level as holding data.
   Budget ForFile(const ROCKSDB_NAMESPACE::FilterBuildingContext& context);
 
+  // Notes that a filter of `balance_class` (ForFile) held `entries` entries
+  // for `keys` distinct keys.
+  void NoteEntries(int balance_class, uint64_t keys, uint64_t entries);
+
   // The budgets of an LSM with `num_levels` levels that hold data, by
   // distance from the bottom.
   std::vector<double> BudgetsFor(int num_levels);
 
  private:
+  // The entries per key learned for each distance of an LSM of `num_levels`
+  // levels, bottom first (see "Entries per key"); under mutex_.
+  std::vector<double> EntriesPerKey(int num_levels) const;
+
   const double bits_per_key_;
   const double size_ratio_;
   const double min_bits_per_key_;
@@ -91,8 +119,17 @@ class LevelBudgets {
   std::atomic<uint64_t> levels_with_data_{0};
   std::atomic<bool> reported_other_style_{false};
   std::mutex mutex_;
-  // By number of levels, computed when first needed.
-  std::vector<std::vector<double>> budgets_by_depth_;
+  // By balance class, under mutex_: keys and entries of the filters
+  // finished, halved whenever the keys pass kEntriesWindow.
+  std::array<uint64_t, kBalanceClasses> keys_{};
+  std::array<uint64_t, kBalanceClasses> entries_{};
+  // By number of levels, under mutex_: the budgets and the entries per key
+  // they were solved for.
+  struct Solved {
+    std::vector<double> entries_per_key;
+    std::vector<double> budgets;
+  };
+  std::vector<Solved> budgets_by_depth_;
 };
 
 }  // namespace rocksdb_cuckoo

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// cuckoo::ChooseLevelBudgets and BitsPerKeyForFalsePositiveRate: the budgets
-// meet the average, favour the upper levels, and lower the sum of the
-// levels' false-positive rates below uniform budgets'.
+// cuckoo::ChooseLevelBudgets, ChooseBudgetsForShares and
+// BitsPerKeyForFalsePositiveRate: the budgets meet the average, favour the
+// upper levels, and lower the sum of the levels' false-positive rates below
+// uniform budgets'.
 #include "cuckoo/level_budgets.h"
 
 #include <gtest/gtest.h>
@@ -96,7 +97,7 @@ TEST(LevelBudgetsTest, TheBottomAtAKinkBeatsTheProportionalRule) {
       const LevelBudgets chosen =
           ChooseLevelBudgets(average, 10, levels, kMin, kMax);
       const std::vector<double> proportional = internal::ProportionalBudgets(
-          average, 10, static_cast<size_t>(levels), kMin, kMax,
+          average, GeometricLogWeights(10, levels), kMin, kMax,
           Construction::kStatic);
       EXPECT_LE(
           chosen.expected_fpr_sum,
@@ -105,13 +106,58 @@ TEST(LevelBudgetsTest, TheBottomAtAKinkBeatsTheProportionalRule) {
   }
   const LevelBudgets three = ChooseLevelBudgets(16, 10, 3, kMin, kMax);
   const double proportional_three = internal::FalsePositiveRateSum(
-      internal::ProportionalBudgets(16, 10, 3, kMin, kMax,
+      internal::ProportionalBudgets(16, GeometricLogWeights(10, 3), kMin, kMax,
                                     Construction::kStatic),
       Construction::kStatic);
   EXPECT_LT(three.expected_fpr_sum, 0.8 * proportional_three);
   EXPECT_LT(three.expected_fpr_sum, 0.55 * three.uniform_fpr_sum);
   const LevelBudgets five = ChooseLevelBudgets(14, 10, 5, kMin, kMax);
   EXPECT_LT(five.expected_fpr_sum, 0.3 * five.uniform_fpr_sum);
+}
+
+// Shares of the entries: upper levels whose filters also hold their keys'
+// prefixes (more entries per key) get fewer bits per entry than for equal
+// entries per key, the average over the entries is met, and the sum of
+// rates stays below uniform's.
+TEST(LevelBudgetsTest, SharesOfEntriesWeighTheLevels) {
+  // The main job's shape: 5 levels in ratio 10, 8 keys a prefix, so about
+  // 1.14 entries per key at the bottom and up to 2 above.
+  const std::vector<double> per_key = {1.14, 1.69, 1.96, 2.0, 2.0};
+  std::vector<double> log_weights = GeometricLogWeights(10, 5);
+  std::vector<double> shares;
+  double total = 0.0;
+  for (size_t d = 0; d < per_key.size(); ++d) {
+    log_weights[d] += std::log(per_key[d]);
+    shares.push_back(std::exp(log_weights[d]));
+    total += shares.back();
+  }
+  for (double average : {10.0, 16.0}) {
+    SCOPED_TRACE(average);
+    const LevelBudgets by_entries =
+        ChooseBudgetsForShares(average, log_weights, kMin, kMax);
+    const LevelBudgets by_keys = ChooseLevelBudgets(average, 10, 5, kMin, kMax);
+    double weighted = 0.0;
+    for (size_t d = 0; d < shares.size(); ++d) {
+      weighted += shares[d] / total * by_entries.bits_per_key[d];
+    }
+    EXPECT_NEAR(weighted, average, average * 1e-9);
+    EXPECT_LT(by_entries.expected_fpr_sum, by_entries.uniform_fpr_sum);
+    // The key shares' budgets spend more than the average on these entries.
+    double spent_by_keys = 0.0;
+    for (size_t d = 0; d < shares.size(); ++d) {
+      spent_by_keys += shares[d] / total * by_keys.bits_per_key[d];
+    }
+    EXPECT_GT(spent_by_keys, average * 1.005);
+    for (size_t d = 1; d < shares.size(); ++d) {
+      EXPECT_LE(by_entries.bits_per_key[d], by_keys.bits_per_key[d]);
+    }
+  }
+  EXPECT_THROW(ChooseBudgetsForShares(10, {}, kMin, kMax),
+               std::invalid_argument);
+  EXPECT_THROW(
+      ChooseBudgetsForShares(10, {0.0, std::numeric_limits<double>::infinity()},
+                             kMin, kMax),
+      std::invalid_argument);
 }
 
 TEST(LevelBudgetsTest, OtherRatiosAndBounds) {

@@ -30,6 +30,17 @@
 // L p(B) for uniform budgets: at T = 10, 10 bits per key and 5 levels,
 // about a third of uniform's.
 //
+// Filters hold entries, not keys: with a prefix extractor, each key's
+// prefix too, once per run of keys that share it. An upper level's few keys
+// share fewer prefixes, so its filters hold more entries per key (up to two
+// against the bottom's 1 + 1/k, for k keys a prefix). Memory is spent per
+// entry, so the shares above are shares of the entries,
+//     w_d = T^-d e_d / sum_j T^-j e_j
+// for e_d entries per key at level d, and the budgets are bits per entry
+// (ChooseBudgetsForShares); ChooseLevelBudgets is the case of equal e_d.
+// With the keys' shares instead, the upper levels' extra bits would be
+// spent on more entries than planned, and the total would exceed B.
+//
 // The memory stays on budget exactly: a budget's load is continuous
 // (ChooseForBitsPerKey fills any real number of bits per key), so the
 // budgets are solved for sum_d w_d b_d = B, not rounded.
@@ -103,36 +114,41 @@ struct LevelBudgets {
   double uniform_fpr_sum = 0.0;
 };
 
-// The budgets of `num_levels` levels in the size ratio `size_ratio` whose
-// average over their keys is `average_bits_per_key`, each within
-// [min_bits_per_key, max_bits_per_key]: each level's FPR proportional to
-// its share of the keys (see the theory above). When the bounds cannot meet
-// the average, every level is at the bound nearest it.
 namespace internal {
+
+// Shares from their logs, which may carry any common offset and may be far
+// below the range of a double (a 64-level LSM's top level holds 10^-63 of
+// its keys): the largest log is taken out before exponentiating.
+struct Shares {
+  std::vector<double> shares;      // summing to 1
+  std::vector<double> log_shares;  // their logs, finite where shares are 0
+};
+inline Shares SharesFromLogs(const std::vector<double>& log_weights) {
+  const double top = *std::max_element(log_weights.begin(), log_weights.end());
+  double total = 0.0;
+  for (double w : log_weights) total += std::exp(w - top);
+  const double log_total = top + std::log(total);
+  Shares result;
+  for (double w : log_weights) {
+    result.log_shares.push_back(w - log_total);
+    result.shares.push_back(std::exp(w - log_total));
+  }
+  return result;
+}
 
 // The proportional rule's budgets (see the theory above), bottom first,
 // each within [min_bits_per_key, max_bits_per_key], averaging
-// average_bits_per_key over the levels' shares of the keys unless the
-// bounds prevent it. The arguments are valid (ChooseLevelBudgets checks).
-inline std::vector<double> ProportionalBudgets(double average_bits_per_key,
-                                               double size_ratio, size_t levels,
-                                               double min_bits_per_key,
-                                               double max_bits_per_key,
-                                               Construction construction) {
-  // Shares and their logs: deep levels' shares underflow (10^-63 at 64
-  // levels), their logs do not.
-  std::vector<double> shares(levels);
-  std::vector<double> log_shares(levels);
-  double total = 0.0;
-  for (size_t d = 0; d < levels; ++d) {
-    shares[d] = std::pow(size_ratio, -static_cast<double>(d));
-    total += shares[d];
-  }
-  for (size_t d = 0; d < levels; ++d) {
-    shares[d] /= total;
-    log_shares[d] =
-        -static_cast<double>(d) * std::log(size_ratio) - std::log(total);
-  }
+// average_bits_per_key over the levels' shares (given by their logs, as for
+// SharesFromLogs) unless the bounds prevent it. The arguments are valid
+// (ChooseBudgetsForShares checks).
+inline std::vector<double> ProportionalBudgets(
+    double average_bits_per_key, const std::vector<double>& log_weights,
+    double min_bits_per_key, double max_bits_per_key,
+    Construction construction) {
+  const size_t levels = log_weights.size();
+  const Shares weights = SharesFromLogs(log_weights);
+  const std::vector<double>& shares = weights.shares;
+  const std::vector<double>& log_shares = weights.log_shares;
   std::vector<double> bits(levels, average_bits_per_key);
   if (levels == 1) {
     bits[0] =
@@ -159,8 +175,10 @@ inline std::vector<double> ProportionalBudgets(double average_bits_per_key,
   // The average falls as lambda grows: bisect log(lambda) between kMinFpr
   // at every level (every level at the most bits) and kMaxFpr at every
   // level.
-  double low = log_min_fpr - log_shares[0];
-  double high = log_max_fpr - log_shares[levels - 1];
+  double low =
+      log_min_fpr - *std::max_element(log_shares.begin(), log_shares.end());
+  double high =
+      log_max_fpr - *std::min_element(log_shares.begin(), log_shares.end());
   if (budgets_at(low) <= average_bits_per_key) {
     high = low;
   } else if (budgets_at(high) >= average_bits_per_key) {
@@ -173,7 +191,7 @@ inline std::vector<double> ProportionalBudgets(double average_bits_per_key,
   }
   const double average = budgets_at(high);
   // What the bisection leaves goes to the bottom level, which holds most
-  // keys, so that the average is met to rounding.
+  // entries, so that the average is met to rounding.
   bits[0] = std::clamp(bits[0] + (average_bits_per_key - average) / shares[0],
                        min_bits_per_key, max_bits_per_key);
   return bits;
@@ -189,33 +207,38 @@ inline double FalsePositiveRateSum(const std::vector<double>& bits,
 
 }  // namespace internal
 
-// The budgets of `num_levels` levels in the size ratio `size_ratio` whose
-// average over their keys is `average_bits_per_key`, each within
-// [min_bits_per_key, max_bits_per_key]: the proportional rule, with the
-// bottom level moved to a kink of the curve where that lowers the sum of
-// rates (see the theory above). When the bounds cannot meet the average,
-// every level is at the bound nearest it.
-inline LevelBudgets ChooseLevelBudgets(
-    double average_bits_per_key, double size_ratio, int num_levels,
+// The budgets of levels whose shares of the filters' entries have the logs
+// `log_weights` (bottom first, up to a common offset), averaging
+// `average_bits_per_key` over those shares, each within [min_bits_per_key,
+// max_bits_per_key]: the proportional rule, with the bottom level moved to
+// a kink of the curve where that lowers the sum of rates (see the theory
+// above). When the bounds cannot meet the average, every level is at the
+// bound nearest it.
+inline LevelBudgets ChooseBudgetsForShares(
+    double average_bits_per_key, const std::vector<double>& log_weights,
     double min_bits_per_key, double max_bits_per_key,
     Construction construction = Construction::kStatic) {
+  const bool weights_valid =
+      !log_weights.empty() &&
+      std::all_of(log_weights.begin(), log_weights.end(),
+                  [](double w) { return std::isfinite(w); });
   if (!(average_bits_per_key > 0.0) || !std::isfinite(average_bits_per_key) ||
-      !(size_ratio > 1.0) || !std::isfinite(size_ratio) || num_levels < 1 ||
+      !weights_valid ||
       !(min_bits_per_key > 0.0 && min_bits_per_key <= max_bits_per_key) ||
       !std::isfinite(max_bits_per_key)) {
     throw std::invalid_argument(
-        "cuckoo filter: level budgets need a positive average, a size ratio "
-        "above 1, at least one level and bounds min <= max (got average " +
-        std::to_string(average_bits_per_key) + ", ratio " +
-        std::to_string(size_ratio) + ", " + std::to_string(num_levels) +
-        " levels, bounds " + std::to_string(min_bits_per_key) + ", " +
+        "cuckoo filter: level budgets need a positive average, at least one "
+        "level of finite weight and bounds min <= max (got average " +
+        std::to_string(average_bits_per_key) + ", " +
+        std::to_string(log_weights.size()) + " levels, bounds " +
+        std::to_string(min_bits_per_key) + ", " +
         std::to_string(max_bits_per_key) + ")");
   }
-  const size_t levels = static_cast<size_t>(num_levels);
+  const size_t levels = log_weights.size();
   LevelBudgets result;
   result.bits_per_key = internal::ProportionalBudgets(
-      average_bits_per_key, size_ratio, levels, min_bits_per_key,
-      max_bits_per_key, construction);
+      average_bits_per_key, log_weights, min_bits_per_key, max_bits_per_key,
+      construction);
   result.expected_fpr_sum =
       internal::FalsePositiveRateSum(result.bits_per_key, construction);
   const bool average_in_bounds = average_bits_per_key >= min_bits_per_key &&
@@ -225,11 +248,9 @@ inline LevelBudgets ChooseLevelBudgets(
     // proportional budget, up to the average; the levels above share what
     // is left (their average) by the proportional rule.
     constexpr double kKinkWindow = 2.0;
-    double total = 0.0;
-    for (size_t d = 0; d < levels; ++d) {
-      total += std::pow(size_ratio, -static_cast<double>(d));
-    }
-    const double bottom_share = 1.0 / total;
+    const double bottom_share = internal::SharesFromLogs(log_weights).shares[0];
+    const std::vector<double> upper_weights(log_weights.begin() + 1,
+                                            log_weights.end());
     const double proportional_bottom = result.bits_per_key[0];
     internal::ForEachLayout([&](const BucketLayout& layout) {
       const double kink = layout.BitsPerSlot() /
@@ -245,8 +266,8 @@ inline LevelBudgets ChooseLevelBudgets(
       if (!(upper_average <= max_bits_per_key)) return;
       std::vector<double> candidate = {kink};
       const std::vector<double> upper = internal::ProportionalBudgets(
-          upper_average, size_ratio, levels - 1, min_bits_per_key,
-          max_bits_per_key, construction);
+          upper_average, upper_weights, min_bits_per_key, max_bits_per_key,
+          construction);
       candidate.insert(candidate.end(), upper.begin(), upper.end());
       if (!std::is_sorted(candidate.begin(), candidate.end())) return;
       const double sum =
@@ -265,6 +286,35 @@ inline LevelBudgets ChooseLevelBudgets(
     result.expected_fpr_sum = result.uniform_fpr_sum;
   }
   return result;
+}
+
+// The logs of the shares of `num_levels` levels in the size ratio
+// `size_ratio`, bottom first, up to a common offset: -d log(T).
+inline std::vector<double> GeometricLogWeights(double size_ratio,
+                                               int num_levels) {
+  std::vector<double> log_weights;
+  for (int d = 0; d < num_levels; ++d) {
+    log_weights.push_back(-static_cast<double>(d) * std::log(size_ratio));
+  }
+  return log_weights;
+}
+
+// ChooseBudgetsForShares for `num_levels` levels in the size ratio
+// `size_ratio` whose filters hold the same entries per key.
+inline LevelBudgets ChooseLevelBudgets(
+    double average_bits_per_key, double size_ratio, int num_levels,
+    double min_bits_per_key, double max_bits_per_key,
+    Construction construction = Construction::kStatic) {
+  if (!(size_ratio > 1.0) || !std::isfinite(size_ratio) || num_levels < 1) {
+    throw std::invalid_argument(
+        "cuckoo filter: level budgets need a size ratio above 1 and at least "
+        "one level (got ratio " +
+        std::to_string(size_ratio) + ", " + std::to_string(num_levels) +
+        " levels)");
+  }
+  return ChooseBudgetsForShares(
+      average_bits_per_key, GeometricLogWeights(size_ratio, num_levels),
+      min_bits_per_key, max_bits_per_key, construction);
 }
 
 }  // namespace cuckoo

@@ -5,6 +5,8 @@
 // uniform policy.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -20,6 +22,8 @@
 #include "rocksdb/convenience.h"
 #include "rocksdb/metadata.h"
 #include "rocksdb/table_properties.h"
+#include "rocksdb_interfaces.h"
+#include "table/block_based/filter_policy_internal.h"
 
 namespace rocksdb_cuckoo {
 namespace {
@@ -107,6 +111,101 @@ TEST(LevelBudgetsOptionsTest, BadValuesAreRefusedByName) {
         << "gave: " << s.ToString();
   }
 }
+
+// The filters' entries weigh the levels: once a level's filters have held
+// each key's prefix beside it (two entries a key), its next filter gets the
+// budget of a level of twice the entries per key, not of one.
+class LevelBudgetsEntriesTest : public ::testing::TestWithParam<bool> {
+ protected:
+  // How a key's prefix reaches the builder.
+  enum class Prefixes {
+    kNone,
+    // AddKey(prefix) right after AddKey(key), on a slice of the key's
+    // bytes, as RocksDB adds them before 9.6.
+    kAddKey,
+    // AddKeyAndAlt(key, prefix), as RocksDB adds them from 9.6.
+    kAlt,
+  };
+
+  // Builds a filter of `keys` keys, each with its own 9-byte prefix, at
+  // `level`; returns the block's size.
+  size_t Build(int level, bool bottommost, int keys, Prefixes prefixes) {
+    rdb::BlockBasedTableOptions table_options;
+    table_options.optimize_filters_for_memory = false;
+    rdb::FilterBuildingContext context(table_options);
+    context.level_at_creation = level;
+    context.is_bottommost = bottommost;
+    std::unique_ptr<rdb::FilterBitsBuilder> builder(
+        policy_->GetBuilderWithContext(context));
+    for (int i = 0; i < keys; ++i) {
+      char key[32];
+      std::snprintf(key, sizeof(key), "p%08d/suffix", i);
+      const rdb::Slice whole(key), prefix(key, 9);
+      switch (prefixes) {
+        case Prefixes::kNone:
+          builder->AddKey(whole);
+          break;
+        case Prefixes::kAddKey:
+          builder->AddKey(whole);
+          builder->AddKey(prefix);
+          break;
+        case Prefixes::kAlt:
+#ifdef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
+          builder->AddKeyAndAlt(whole, prefix);
+#endif
+          break;
+      }
+    }
+    std::unique_ptr<const char[]> buf;
+    return builder->Finish(&buf).size();
+  }
+
+  static uint64_t PlannedBytes(double budget, uint64_t entries) {
+    const cuckoo::FilterConfig config = cuckoo::ChooseForBitsPerKey(budget);
+    return TableBlockBytes(config.layout,
+                           PlannedGeometry(config, entries).num_buckets);
+  }
+
+  std::shared_ptr<const rdb::FilterPolicy> policy_;
+};
+
+TEST_P(LevelBudgetsEntriesTest, LevelsAreWeighedByTheirEntriesPerKey) {
+  const Prefixes prefixes = GetParam() ? Prefixes::kAlt : Prefixes::kAddKey;
+#ifndef ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT
+  if (prefixes == Prefixes::kAlt) {
+    GTEST_SKIP() << "RocksDB before 9.6 has no AddKeyAndAlt";
+  }
+#endif
+  EnsurePluginRegistered();
+  ASSERT_TRUE(rdb::FilterPolicy::CreateFromString(
+                  StrictConfig(),
+                  "{id=cuckoofilter;bits_per_key=10;level_budgets=monkey}",
+                  &policy_)
+                  .ok());
+  constexpr int kKeys = 20000;
+  // The bottom (L6) holds keys alone; then L5, one level above it, holds
+  // each key with its prefix: built for equal entries per key, as nothing
+  // was learned of L5 before.
+  Build(6, true, kKeys, Prefixes::kNone);
+  const double by_keys =
+      cuckoo::ChooseLevelBudgets(10, 10, 2, kMinBitsPerKey, kMaxBitsPerKey)
+          .bits_per_key[1];
+  EXPECT_EQ(Build(5, false, kKeys, prefixes), PlannedBytes(by_keys, 2 * kKeys));
+  // The next L5 filter: L5 weighs twice its keys' share.
+  const double by_entries =
+      cuckoo::ChooseBudgetsForShares(10, {0.0, std::log(2.0 / 10.0)},
+                                     kMinBitsPerKey, kMaxBitsPerKey)
+          .bits_per_key[1];
+  ASSERT_NE(PlannedBytes(by_entries, kKeys), PlannedBytes(by_keys, kKeys));
+  EXPECT_EQ(Build(5, false, kKeys, Prefixes::kNone),
+            PlannedBytes(by_entries, kKeys));
+}
+
+INSTANTIATE_TEST_SUITE_P(AddKeyOrAlt, LevelBudgetsEntriesTest,
+                         ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "AddKeyAndAlt" : "AddKey";
+                         });
 
 class LevelBudgetsDbTest : public DbTest {
  protected:
