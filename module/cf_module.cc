@@ -6,6 +6,7 @@
 // are looked up at load time and used only where the server has them.
 #define CUCKOO_CF_DEFINES_MODULE_API
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "cf_commands.h"
@@ -15,28 +16,58 @@
 namespace cuckoo_cf {
 namespace {
 
-// The RDB encoding version of the type's records (FilterValue::ToRecord).
-constexpr int kEncodingVersion = 1;
+// The RDB encoding version of the type's records: 2 writes the record as
+// string buffers (FilterValue::ForEachRecordBuffer), so that saving copies
+// nothing the size of a filter; 1 is the whole record in one buffer, read
+// still.
+constexpr int kEncodingVersion = 2;
+constexpr int kSingleBufferVersion = 1;
 
 void* RdbLoad(RedisModuleIO* io, int encoding_version) {
-  if (encoding_version != kEncodingVersion) {
+  if (encoding_version != kEncodingVersion &&
+      encoding_version != kSingleBufferVersion) {
     RedisModule_LogIOError(
-        io, "warning", "CF record of encoding version %d: this module reads %d",
-        encoding_version, kEncodingVersion);
-    return nullptr;
-  }
-  size_t size = 0;
-  char* buffer = RedisModule_LoadStringBuffer(io, &size);
-  if (RedisModule_IsIOError(io) || buffer == nullptr) {
-    if (buffer != nullptr) RedisModule_Free(buffer);
+        io, "warning",
+        "CF record of encoding version %d: this module reads %d and %d",
+        encoding_version, kSingleBufferVersion, kEncodingVersion);
     return nullptr;
   }
   try {
-    const std::string record(buffer, size);
-    RedisModule_Free(buffer);
     std::string error;
-    std::optional<FilterValue> value = FilterValue::FromRecord(record, &error);
-    if (!value.has_value()) {
+    std::optional<FilterValue> value;
+    // Each buffer as RedisModule_LoadStringBuffer gives it; false after an
+    // I/O error (logged by the server) or a refused buffer (*error set).
+    const auto for_each_buffer = [&](const auto& use) {
+      const uint64_t count = encoding_version == kSingleBufferVersion
+                                 ? 1
+                                 : RedisModule_LoadUnsigned(io);
+      for (uint64_t i = 0; i < count && !RedisModule_IsIOError(io); ++i) {
+        size_t size = 0;
+        char* buffer = RedisModule_LoadStringBuffer(io, &size);
+        if (buffer == nullptr) return false;
+        struct Release {
+          char* buffer;
+          ~Release() { RedisModule_Free(buffer); }
+        } release{buffer};
+        if (!use(buffer, size)) return false;
+      }
+      return !RedisModule_IsIOError(io);
+    };
+    bool read;
+    if (encoding_version == kSingleBufferVersion) {
+      read = for_each_buffer([&](const char* data, size_t size) {
+        value = FilterValue::FromRecord(std::string(data, size), &error);
+        return value.has_value();
+      });
+    } else {
+      RecordReader reader;
+      read = for_each_buffer([&](const char* data, size_t size) {
+        return reader.Add(data, size, &error);
+      });
+      if (read) value = reader.Finish(&error);
+    }
+    if (RedisModule_IsIOError(io)) return nullptr;
+    if (!read || !value.has_value()) {
       RedisModule_LogIOError(io, "warning", "invalid CF record: %s",
                              error.c_str());
       return nullptr;
@@ -49,8 +80,11 @@ void* RdbLoad(RedisModuleIO* io, int encoding_version) {
 }
 
 void RdbSave(RedisModuleIO* io, void* value) {
-  const std::string record = static_cast<FilterValue*>(value)->ToRecord();
-  RedisModule_SaveStringBuffer(io, record.data(), record.size());
+  const FilterValue& filter = *static_cast<FilterValue*>(value);
+  RedisModule_SaveUnsigned(io, filter.RecordBufferCount());
+  filter.ForEachRecordBuffer([&](const char* data, size_t size) {
+    RedisModule_SaveStringBuffer(io, data, size);
+  });
 }
 
 void AofRewrite(RedisModuleIO* aof, RedisModuleString* key, void* value) {
@@ -67,8 +101,10 @@ size_t MemoryUsage(const void* value) {
 }
 
 void Digest(RedisModuleDigest* digest, void* value) {
-  const std::string record = static_cast<FilterValue*>(value)->ToRecord();
-  RedisModule_DigestAddStringBuffer(digest, record.data(), record.size());
+  static_cast<FilterValue*>(value)->ForEachRecordBuffer(
+      [&](const char* data, size_t size) {
+        RedisModule_DigestAddStringBuffer(digest, data, size);
+      });
   RedisModule_DigestEndSequence(digest);
 }
 

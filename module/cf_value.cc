@@ -96,25 +96,79 @@ size_t FilterValue::MemoryUsage() const {
   return bytes;
 }
 
-std::string FilterValue::ToRecord() const {
-  std::string record(1,
-                     static_cast<char>(ready() ? kFilterRecord : kLoadRecord));
-  if (ready()) {
-    const std::vector<uint8_t> bytes = cuckoo::SerializeCuckooFilter(*filter_);
-    record.append(bytes.begin(), bytes.end());
-    return record;
+size_t FilterValue::RecordBufferCount() const {
+  return 1 + (ready() ? 3 : chunks_.size());
+}
+
+void FilterValue::ForEachRecordBuffer(
+    const std::function<void(const char*, size_t)>& emit) const {
+  const char kind = static_cast<char>(ready() ? kFilterRecord : kLoadRecord);
+  emit(&kind, 1);
+  if (!ready()) {
+    for (const std::string& chunk : chunks_) emit(chunk.data(), chunk.size());
+    return;
   }
-  char word[8];
-  cuckoo::byte_io::Store<uint32_t>(reinterpret_cast<uint8_t*>(word),
-                                   static_cast<uint32_t>(chunks_.size()));
-  record.append(word, 4);
-  for (const std::string& chunk : chunks_) {
-    cuckoo::byte_io::Store<uint64_t>(reinterpret_cast<uint8_t*>(word),
-                                     chunk.size());
-    record.append(word, 8);
-    record.append(chunk);
+  const cuckoo::CuckooFilterDumper dumper(*filter_, kChunkPayloadBytes,
+                                          DumpChecksum());
+  dumper.ForEachPart([&](const uint8_t* data, size_t size) {
+    emit(reinterpret_cast<const char*>(data), size);
+  });
+}
+
+bool RecordReader::Add(const char* data, size_t size, std::string* error) {
+  const size_t index = added_++;
+  if (index == 0) {
+    if (size != 1 || (data[0] != kFilterRecord && data[0] != kLoadRecord)) {
+      *error = "a CF record that does not start with its kind";
+      return false;
+    }
+    kind_ = data[0];
+    return true;
   }
-  return record;
+  if (kind_ == kLoadRecord) {
+    const std::string chunk(data, size);
+    if (!loading_.has_value()) {
+      loading_ = FilterValue::StartLoad(chunk, error);
+      return loading_.has_value();
+    }
+    return loading_->LoadChunk(chunk, error);
+  }
+  if (index == 1) {
+    head_.assign(data, size);
+    return true;
+  }
+  if (index == 2) {
+    // The whole size is known now: a header describing another table is
+    // refused before the table is allocated.
+    const uint64_t total =
+        uint64_t{head_.size()} + size + cuckoo::serialization::kChecksumBytes;
+    if (total > kMaxSerializedBytes) {
+      *error = "a CF record of " + std::to_string(total) + " bytes";
+      return false;
+    }
+    loader_.emplace(total);
+    return loader_->Append(Bytes(head_), head_.size(), error) &&
+           loader_->Append(reinterpret_cast<const uint8_t*>(data), size, error);
+  }
+  if (index == 3) {
+    return loader_->Append(reinterpret_cast<const uint8_t*>(data), size, error);
+  }
+  *error = "a CF filter record of more than 4 buffers";
+  return false;
+}
+
+std::optional<FilterValue> RecordReader::Finish(std::string* error) {
+  if (kind_ == kLoadRecord && loading_.has_value()) {
+    return std::move(*loading_);
+  }
+  if (kind_ != kFilterRecord || added_ != 4) {
+    *error =
+        "a CF record of " + std::to_string(added_) + " buffers is incomplete";
+    return std::nullopt;
+  }
+  std::optional<cuckoo::CuckooFilter> filter = loader_->Finish(error);
+  if (!filter.has_value() || !CheckHasher(*filter, error)) return std::nullopt;
+  return FilterValue(std::move(*filter));
 }
 
 std::optional<FilterValue> FilterValue::FromRecord(const std::string& record,

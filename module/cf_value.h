@@ -76,10 +76,18 @@ class FilterValue {
   // Bytes held, for MEMORY USAGE and CF.INFO's "Size".
   size_t MemoryUsage() const;
 
-  // The RDB record: a kind byte, then the serialized filter, or the chunks
-  // of a load in progress. FromRecord validates everything (untrusted
-  // bytes); nullopt with *error set when a check fails.
-  std::string ToRecord() const;
+  // The RDB record as string buffers (RdbSave): a kind byte, then for a
+  // filter its serialization in three parts (the header and stash, the
+  // table as the filter holds it, and the checksum), or the chunks of a
+  // load in progress. Nothing the size of the table is copied.
+  size_t RecordBufferCount() const;
+  void ForEachRecordBuffer(
+      const std::function<void(const char*, size_t)>& emit) const;
+
+  // The record of encoding version 1, one buffer: the kind byte, then the
+  // whole serialized filter, or u32 count and per chunk u64 size and bytes.
+  // FromRecord validates everything; nullopt with *error set when a check
+  // fails.
   static std::optional<FilterValue> FromRecord(const std::string& record,
                                                std::string* error);
 
@@ -97,6 +105,26 @@ class FilterValue {
   // A load in progress: the chunks so far, and the loader they fed.
   std::vector<std::string> chunks_;
   std::optional<cuckoo::CuckooFilterChunkLoader> loader_;
+};
+
+// A FilterValue rebuilt from the buffers of its ForEachRecordBuffer, given
+// in order as they are read; every buffer is validated (untrusted bytes).
+class RecordReader {
+ public:
+  // False, with *error set, when the buffer cannot continue a record.
+  bool Add(const char* data, size_t size, std::string* error);
+  // The value, once every buffer was added; nullopt with *error set when
+  // the record is incomplete or invalid.
+  std::optional<FilterValue> Finish(std::string* error);
+
+ private:
+  int kind_ = -1;
+  size_t added_ = 0;
+  // A filter's header and stash, kept until its table's size is known.
+  std::string head_;
+  std::optional<cuckoo::CuckooFilterLoader> loader_;
+  // A load in progress, from its first chunk on.
+  std::optional<FilterValue> loading_;
 };
 
 }  // namespace cuckoo_cf

@@ -434,6 +434,19 @@ TEST(CuckooFilterChunkTest, DumpAndLoadInChunksOfAnySize) {
     EXPECT_EQ(SerializeCuckooFilter(*back), whole);
   }
   EXPECT_THROW(CuckooFilterDumper(filter, 0), std::invalid_argument);
+  // Its three parts make the same bytes, the table not copied, and so does
+  // a dumper given the checksum kept from before.
+  const CuckooFilterDumper dumper(filter, 64,
+                                  CuckooFilterDumper::ImageChecksum(filter));
+  std::vector<uint8_t> parts;
+  std::vector<const uint8_t*> starts;
+  dumper.ForEachPart([&](const uint8_t* data, size_t size) {
+    starts.push_back(data);
+    parts.insert(parts.end(), data, data + size);
+  });
+  EXPECT_EQ(parts, whole);
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_EQ(starts[1], filter.table().bytes().data());
 }
 
 // RedisBloom #726/#727: LOADCHUNK trusted the chunk's offset and size. Every

@@ -457,6 +457,17 @@ class CuckooFilterDumper {
 
   uint64_t num_chunks() const { return num_chunks_; }
 
+  // Calls emit(data, size) with the serialized filter in three parts whose
+  // concatenation is SerializeCuckooFilter's output: the header and stash,
+  // the table (the filter's own bytes, not a copy) and the checksum.
+  template <typename Emit>
+  void ForEachPart(Emit&& emit) const {
+    const std::vector<uint8_t>& table = filter_.table().bytes();
+    emit(head_.data(), head_.size());
+    emit(table.data(), table.size());
+    emit(checksum_.data(), checksum_.size());
+  }
+
   // The checksum of the serialized filter, which every chunk carries: XXH3
   // of its header, stash and table.
   static uint64_t ImageChecksum(const CuckooFilter& filter) {

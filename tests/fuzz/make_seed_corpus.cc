@@ -25,6 +25,36 @@ void Write(const std::string& folder, const std::string& name,
   std::ofstream(folder + "/" + name, std::ios::binary) << bytes;
 }
 
+// The CF module's seeds of one value: its record of encoding version 1
+// (one buffer: the kind, then the serialized filter, or a u32 chunk count
+// and each chunk after its u64 size), and its version-2 buffers, each after
+// a u32 size as cf_record_fuzzer frames them.
+void WriteRecords(const std::string& folder, const std::string& name,
+                  const cuckoo_cf::FilterValue& value) {
+  std::vector<std::string> buffers;
+  value.ForEachRecordBuffer(
+      [&](const char* data, size_t size) { buffers.emplace_back(data, size); });
+  std::string single = buffers[0];
+  if (!value.ready()) {
+    const uint32_t count = static_cast<uint32_t>(buffers.size() - 1);
+    single.append(reinterpret_cast<const char*>(&count), 4);
+  }
+  std::string framed;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const uint32_t size = static_cast<uint32_t>(buffers[i].size());
+    framed.append(reinterpret_cast<const char*>(&size), 4);
+    framed += buffers[i];
+    if (i == 0) continue;
+    if (!value.ready()) {
+      const uint64_t chunk_size = buffers[i].size();
+      single.append(reinterpret_cast<const char*>(&chunk_size), 8);
+    }
+    single += buffers[i];
+  }
+  Write(folder, name, single);
+  Write(folder, name + "_v2", framed);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,8 +116,8 @@ int main(int argc, char** argv) {
     Write(root + "/deserialize", name + "_reseal",
           std::string(1, '\1') + std::string(bytes.begin(), bytes.end()));
     // The CF module's records: a filter, and a load cut after each chunk.
-    Write(root + "/cf_record", name + "_filter",
-          cuckoo_cf::FilterValue(filter).ToRecord());
+    WriteRecords(root + "/cf_record", name + "_filter",
+                 cuckoo_cf::FilterValue(filter));
     cuckoo::CuckooFilterDumper dumper(filter, 64);
     std::vector<uint8_t> chunk;
     std::optional<cuckoo_cf::FilterValue> load;
@@ -100,8 +130,8 @@ int main(int argc, char** argv) {
         load = cuckoo_cf::FilterValue::StartLoad(piece, &error);
       }
       if (!load || (!load->ready() && n > 3)) break;
-      Write(root + "/cf_record", name + "_load" + std::to_string(n),
-            load->ToRecord());
+      WriteRecords(root + "/cf_record", name + "_load" + std::to_string(n),
+                   *load);
     }
   }
   return 0;

@@ -189,6 +189,57 @@ def test_restore_validates_the_record(server):
     assert r.ping()
 
 
+def rdb_len(data, at):
+    """An RDB length at data[at]: (value, next position)."""
+    kind = data[at] >> 6
+    if kind == 0:
+        return data[at] & 0x3F, at + 1
+    if kind == 1:
+        return ((data[at] & 0x3F) << 8) | data[at + 1], at + 2
+    width = 4 if data[at] == 0x80 else 8
+    return int.from_bytes(data[at + 1:at + 1 + width], "big"), at + 1 + width
+
+
+def encode_rdb_len(value):
+    if value < 64:
+        return bytes([value])
+    if value < 16384:
+        return bytes([0x40 | (value >> 8), value & 0xFF])
+    if value < 2**32:
+        return b"\x80" + value.to_bytes(4, "big")
+    return b"\x81" + value.to_bytes(8, "big")
+
+
+def as_single_buffer_record(payload):
+    """A DUMP payload of a filter (encoding version 2: its record in string
+    buffers) rewritten as encoding version 1 wrote it: one string."""
+    at = 1  # the type byte
+    module_id, at = rdb_len(payload, at)
+    assert module_id & 0x3FF == 2
+    assert payload[at] == 2  # the buffer count, an unsigned
+    count, at = rdb_len(payload, at + 1)
+    record = b""
+    for _ in range(count):
+        assert payload[at] == 5  # a string
+        size, at = rdb_len(payload, at + 1)
+        record += payload[at:at + size]
+        at += size
+    assert payload[at] == 0  # the module's end marker
+    body = (payload[:1] + encode_rdb_len(module_id - 2 + 1) + b"\x05" +
+            encode_rdb_len(len(record)) + record + payload[at:-8])
+    return body + crc64(body).to_bytes(8, "little")
+
+
+def test_records_of_the_single_buffer_version_still_load(server):
+    r = server.client
+    r.config_set("rdbcompression", "no")
+    r.execute_command("CF.RESERVE", "f", 1000, "EXPANSION", 1)
+    r.cf().insert("f", items(3000))
+    assert r.restore("g", 0, as_single_buffer_record(r.dump("f")))
+    assert digests(r, ["g"])["g"] == digests(r, ["f"])["f"]
+    assert r.cf().mexists("g", *items(3000)) == [1] * 3000
+
+
 def mixed_writes(r, count, seed):
     """count writes of every kind, pipelined, over a few filters."""
     generator = random.Random(seed)
