@@ -506,7 +506,7 @@ int Info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"Size", static_cast<long long>(opened.value->MemoryUsage())},
       {"Number of buckets", static_cast<long long>(info.num_buckets)},
       {"Number of filters", static_cast<long long>(info.num_growths) + 1},
-      {"Number of items inserted", static_cast<long long>(info.items_inserted)},
+      {"Number of items inserted", static_cast<long long>(info.items_stored)},
       {"Number of items deleted", static_cast<long long>(info.items_deleted)},
       {"Bucket size", info.bucket_size},
       {"Expansion rate", info.expansion == 0 ? 0 : info.expansion - 1LL},

@@ -274,7 +274,7 @@ TEST(CuckooFilterApiTest, InfoReportsRedisBloomsFields) {
   for (uint64_t key : keys) ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
   for (size_t i = 0; i < 100; ++i) ASSERT_TRUE(filter.Erase(keys[i]));
   const CuckooFilterInfo info = filter.Info();
-  EXPECT_EQ(info.items_inserted, 900u);
+  EXPECT_EQ(info.items_stored, 900u);
   EXPECT_EQ(info.items_deleted, 100u);
   EXPECT_EQ(info.num_growths, filter.Growths());
   EXPECT_GE(info.num_growths, 2u);

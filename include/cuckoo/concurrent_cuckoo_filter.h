@@ -213,7 +213,7 @@ class ConcurrentCuckooFilter {
       total.size_in_bytes += info.size_in_bytes;
       total.num_buckets += info.num_buckets;
       total.num_growths = std::max(total.num_growths, info.num_growths);
-      total.items_inserted += info.items_inserted;
+      total.items_stored += info.items_stored;
       total.items_deleted += info.items_deleted;
       total.bucket_size = info.bucket_size;
       total.expansion = info.expansion;

@@ -139,9 +139,9 @@ struct CuckooFilterOptions {
 struct CuckooFilterInfo {
   size_t size_in_bytes = 0;
   uint64_t num_buckets = 0;
-  uint32_t num_growths = 0;     // RedisBloom's "Number of filters" minus 1
-  uint64_t items_inserted = 0;  // items stored now (inserts minus erases)
-  uint64_t items_deleted = 0;   // successful erases, ever
+  uint32_t num_growths = 0;    // RedisBloom's "Number of filters" minus 1
+  uint64_t items_stored = 0;   // items stored now (inserts minus erases)
+  uint64_t items_deleted = 0;  // successful erases, ever
   int bucket_size = 0;
   uint32_t expansion = 0;
   uint32_t max_iterations = 0;  // max_kicks
@@ -480,7 +480,7 @@ class CuckooFilter {
     info.size_in_bytes = SizeInBytes();
     info.num_buckets = NumBuckets();
     info.num_growths = Growths();
-    info.items_inserted = history_.items;
+    info.items_stored = history_.items;
     info.items_deleted = history_.deleted;
     info.bucket_size = layout().bucket_size;
     info.expansion = options_.expansion;
