@@ -30,9 +30,9 @@ struct CuckooFilterPolicyOptions {
   double bits_per_key = 10.0;
   // How the budget is spread over an LSM's levels: "uniform" (every filter
   // gets bits_per_key) or "monkey" (each level a budget that makes its
-  // false-positive rate proportional to its share of the keys, which
-  // minimises the sum of the levels' rates, the storage reads a lookup of an
-  // absent key wastes; plugin/level_budgets.h).
+  // false-positive rate proportional to its share of the filters' entries,
+  // which minimises the sum of the levels' rates, the storage reads a lookup
+  // of an absent key wastes; plugin/level_budgets.h).
   std::string level_budgets = "uniform";
   // The ratio of adjacent levels' sizes that "monkey" assumes: set it to the
   // column family's max_bytes_for_level_multiplier, which filters are not

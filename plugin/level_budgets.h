@@ -2,7 +2,7 @@
 // level_budgets=monkey: which bits per key a new filter gets, from where in
 // the LSM RocksDB writes its file. The budgets themselves, and why they
 // minimise the sum of the levels' false-positive rates at the same memory,
-// are cuckoo::ChooseLevelBudgets (include/cuckoo/level_budgets.h).
+// are cuckoo::ChooseBudgetsForShares (include/cuckoo/level_budgets.h).
 //
 // The shape of the LSM
 // --------------------
@@ -18,7 +18,8 @@
 //     least 1 otherwise (something is below it, written before the policy
 //     saw it).
 //   - The LSM's depth L is the number of levels that hold data, at least
-//     d + 1; the file gets ChooseLevelBudgets(bits_per_key, ratio, L)[d].
+//     d + 1; the file gets budget d of ChooseBudgetsForShares for L levels
+//     whose shares of the keys are in the ratio T (see "Entries per key").
 // Counting only the levels that hold data makes one rule serve both of
 // RocksDB's leveled layouts. Without level_compaction_dynamic_level_bytes
 // (7.8's default) data fills L1, L2, ... downwards and the bottom is the
