@@ -195,6 +195,22 @@ TEST(SemiSortTest, EveryMultisetHasAUniqueCodeThatDecodesBack) {
   }
 }
 
+// The slots holding a nibble, for every code (unwritten ones answer as their
+// all-15 nibbles) and every nibble, against the decoded nibbles one by one.
+TEST(SemiSortTest, SlotsWithNibbleAreTheDecodedSlotsEqualToIt) {
+  for (uint32_t code = 0; code < 4096; ++code) {
+    const uint32_t nibbles = semi_sort::DecodeNibbles(code);
+    for (uint32_t nibble = 0; nibble < 16; ++nibble) {
+      uint32_t expected = 0;
+      for (uint32_t slot = 0; slot < 4; ++slot) {
+        if (((nibbles >> (4 * slot)) & 0xFu) == nibble) expected |= 1u << slot;
+      }
+      ASSERT_EQ(semi_sort::SlotsWithNibble(code, nibble), expected)
+          << "code " << code << ", nibble " << nibble;
+    }
+  }
+}
+
 // The insert's code table against sorting and encoding: every bucket with
 // an empty slot (first nibble 0) and every new nibble.
 TEST(SemiSortTest, CodeAfterInsertIsTheCodeOfTheSortedNewNibbles) {
