@@ -115,12 +115,16 @@ run_one() {
 }
 failed=0
 cuckoo_each_two_at_a_time run_one -- "${tests[@]}" || failed=1
+# A test passes, or skips itself where Debian's arm64 RocksDB lacks what it
+# tests (AddKeyAndAlt before 9.6): either way its log ends with one line.
+ended='^\[  (PASSED|SKIPPED) +\] 1 test\.$'
 passed=$(grep -l '^\[  PASSED  \] 1 test\.$' "$logs"/*.log | wc -l)
-if [ "$failed" = 1 ] || [ "$passed" != "${#tests[@]}" ]; then
+skipped=$(grep -l '^\[  SKIPPED \] 1 test\.$' "$logs"/*.log | wc -l)
+if [ "$failed" = 1 ] || [ "$((passed + skipped))" != "${#tests[@]}" ]; then
   for test_log in "$logs"/*.log; do
-    grep -q '^\[  PASSED  \] 1 test\.$' "$test_log" || tail -n 40 "$test_log" >&2
+    grep -Eq "$ended" "$test_log" || tail -n 40 "$test_log" >&2
   done
-  log "plugin_tests on arm64: FAILED, $passed of ${#tests[@]} passed (logs: $logs)"
+  log "plugin_tests on arm64: FAILED, $passed of ${#tests[@]} passed, $skipped skipped (logs: $logs)"
   exit 1
 fi
-log "plugin_tests on arm64 against Debian's arm64 RocksDB $version: [  PASSED  ] $passed tests. ($(($(date +%s) - started)) s)"
+log "plugin_tests on arm64 against Debian's arm64 RocksDB $version: [  PASSED  ] $passed tests, $skipped skipped. ($(($(date +%s) - started)) s)"
