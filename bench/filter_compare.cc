@@ -629,6 +629,13 @@ int main(int argc, char** argv) {
           static_cast<unsigned long long>(FLAGS_io_missing_reads));
     }
     std::printf("%s", fc::FormatRegime(policies, regime).c_str());
+    const std::string levels = fc::FormatLevels(policies, regime);
+    if (!levels.empty()) {
+      std::printf(
+          "\nBy level, for the absent keys: false positives / block-cache "
+          "misses, per 1000 lookups\n\n%s",
+          levels.c_str());
+    }
   }
   std::printf(
       "\n### Equal FPR: bits per key each family needs (grid %s, %llu keys, "

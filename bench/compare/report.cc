@@ -152,6 +152,54 @@ std::string FormatRegime(const std::vector<PolicyRun>& policies,
   return text;
 }
 
+std::string FormatLevels(const std::vector<PolicyRun>& policies,
+                         const RegimeResults& regime) {
+  size_t num_levels = 0;
+  for (const auto& by_workload : regime.samples) {
+    for (const auto& samples : by_workload) {
+      for (const Sample& s : samples) {
+        num_levels = std::max(num_levels, s.by_level.size());
+      }
+    }
+  }
+  if (num_levels == 0) return std::string();
+  std::string text = "| workload | filter |";
+  std::string rule = "|---|---|";
+  for (size_t level = 0; level < num_levels; ++level) {
+    text += " L" + std::to_string(level) + " |";
+    rule += "---|";
+  }
+  text += "\n" + rule + "\n";
+  for (size_t w = 0; w < regime.workloads.size(); ++w) {
+    if (!MostlyAbsent(regime.workloads[w]) ||
+        !CountsFilterChecks(regime.workloads[w])) {
+      continue;
+    }
+    for (size_t p = 0; p < policies.size(); ++p) {
+      const std::vector<Sample>& samples = regime.samples[p][w];
+      if (samples.empty() || policies[p].family == "none") continue;
+      text += "| " + std::string(WorkloadName(regime.workloads[w])) + " | " +
+              policies[p].Label() + " |";
+      for (size_t level = 0; level < num_levels; ++level) {
+        auto per_1000 = [&](uint64_t LevelCounts::*field) {
+          return Median(PerRepetition(samples, [&](const Sample& s) {
+            return level < s.by_level.size() && s.ops > 0
+                       ? 1000.0 *
+                             static_cast<double>(s.by_level[level].*field) /
+                             static_cast<double>(s.ops)
+                       : 0.0;
+          }));
+        };
+        text += " " + Format("%.1f", per_1000(&LevelCounts::false_positives)) +
+                " / " + Format("%.1f", per_1000(&LevelCounts::cache_misses)) +
+                " |";
+      }
+      text += "\n";
+    }
+  }
+  return text;
+}
+
 std::string FormatEqualFpr(const std::vector<FprCurve>& curves,
                            const std::vector<double>& targets,
                            uint64_t db_keys) {
@@ -266,7 +314,15 @@ void WriteJson(const std::string& file, const std::string& settings_json,
               << ", \"storage_reads\": " << s.storage_reads
               << ", \"storage_bytes\": " << s.storage_bytes
               << ", \"filter_checks\": " << s.filter_checks
-              << ", \"fpr\": " << s.false_positive_rate << "}";
+              << ", \"fpr\": " << s.false_positive_rate << ", \"levels\": [";
+          for (size_t level = 0; level < s.by_level.size(); ++level) {
+            const LevelCounts& counts = s.by_level[level];
+            out << (level ? ", " : "")
+                << "{\"filter_checks\": " << counts.filter_checks
+                << ", \"false_positives\": " << counts.false_positives
+                << ", \"cache_misses\": " << counts.cache_misses << "}";
+          }
+          out << "]}";
           first = false;
         }
       }

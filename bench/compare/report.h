@@ -44,6 +44,11 @@ int BloomIndexFor(const std::vector<PolicyRun>& policies, size_t policy);
 
 std::string FormatRegime(const std::vector<PolicyRun>& policies,
                          const RegimeResults& regime);
+// For the workloads of absent keys, each level's false positives and
+// block-cache misses per 1000 lookups (medians over repetitions): where the
+// storage reads come from.
+std::string FormatLevels(const std::vector<PolicyRun>& policies,
+                         const RegimeResults& regime);
 // Bits per key and whole-DB filter memory for each target rate.
 std::string FormatEqualFpr(const std::vector<FprCurve>& curves,
                            const std::vector<double>& targets,

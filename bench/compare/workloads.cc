@@ -34,16 +34,31 @@ double ThreadCpuSeconds() {
          1e-9 * static_cast<double>(now.tv_nsec);
 }
 
-uint64_t FilterChecksSoFar() {
+std::vector<LevelCounts> LevelCountsSoFar() {
   const rdb::PerfContext* perf = rdb::get_perf_context();
-  uint64_t checks = 0;
-  if (perf->level_to_perf_context != nullptr) {
-    for (const auto& [level, counters] : *perf->level_to_perf_context) {
-      checks +=
-          counters.bloom_filter_useful + counters.bloom_filter_full_positive;
-    }
+  std::vector<LevelCounts> levels;
+  if (perf->level_to_perf_context == nullptr) return levels;
+  for (const auto& [level, counters] : *perf->level_to_perf_context) {
+    if (level >= levels.size()) levels.resize(level + 1);
+    levels[level].filter_checks =
+        counters.bloom_filter_useful + counters.bloom_filter_full_positive;
+    levels[level].false_positives = counters.bloom_filter_full_positive -
+                                    counters.bloom_filter_full_true_positive;
+    levels[level].cache_misses = counters.block_cache_miss_count;
   }
-  return checks;
+  return levels;
+}
+
+std::vector<LevelCounts> LevelCountsSince(
+    const std::vector<LevelCounts>& before) {
+  std::vector<LevelCounts> levels = LevelCountsSoFar();
+  for (size_t level = 0; level < levels.size() && level < before.size();
+       ++level) {
+    levels[level].filter_checks -= before[level].filter_checks;
+    levels[level].false_positives -= before[level].false_positives;
+    levels[level].cache_misses -= before[level].cache_misses;
+  }
+  return levels;
 }
 
 [[noreturn]] void WrongAnswer(const std::string& label, const char* what,
@@ -211,7 +226,7 @@ Sample RunWorkload(rdb::DB* db, rdb::Statistics* statistics,
   const rdb::PerfContext* perf = rdb::get_perf_context();
   const uint64_t reads_before = perf->block_read_count;
   const uint64_t bytes_before = perf->block_read_byte;
-  const uint64_t checks_before = FilterChecksSoFar();
+  const std::vector<LevelCounts> levels_before = LevelCountsSoFar();
   const double cpu_before = ThreadCpuSeconds();
   const auto start = Clock::now();
   for (uint64_t c = 0; c < calls; ++c) {
@@ -229,7 +244,10 @@ Sample RunWorkload(rdb::DB* db, rdb::Statistics* statistics,
   sample.cpu_seconds = ThreadCpuSeconds() - cpu_before;
   sample.storage_reads = perf->block_read_count - reads_before;
   sample.storage_bytes = perf->block_read_byte - bytes_before;
-  sample.filter_checks = FilterChecksSoFar() - checks_before;
+  sample.by_level = LevelCountsSince(levels_before);
+  for (const LevelCounts& level : sample.by_level) {
+    sample.filter_checks += level.filter_checks;
+  }
   sample.false_positive_rate =
       run.workload == Workload::kSeekMissingPrefix ? PrefixFpr(statistics)
       : run.workload == Workload::kSeekPrefix      ? -1

@@ -32,6 +32,15 @@ bool MostlyAbsent(Workload workload);
 
 constexpr double kMixedPresentFraction = 0.85;
 
+// What a workload's lookups did at one level of the LSM (RocksDB's per-level
+// perf context): the filters checked, the false positives among them, and
+// the blocks that were not in the block cache (each one a storage read).
+struct LevelCounts {
+  uint64_t filter_checks = 0;
+  uint64_t false_positives = 0;
+  uint64_t cache_misses = 0;
+};
+
 struct Sample {
   uint64_t ops = 0;  // keys looked up (for MultiGet: keys, not calls)
   double seconds = 0;
@@ -41,6 +50,7 @@ struct Sample {
   uint64_t storage_bytes = 0;
   uint64_t filter_checks = 0;       // filter probes over all levels (Get only)
   double false_positive_rate = -1;  // -1 where there are no negatives
+  std::vector<LevelCounts> by_level;  // by level (Get and MultiGet only)
 
   double OpsPerSecond() const { return seconds > 0 ? ops / seconds : 0; }
   double CpuMicrosPerOp() const { return ops ? cpu_seconds * 1e6 / ops : 0; }
