@@ -94,6 +94,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -508,11 +509,20 @@ class CuckooFilter {
     return stats;
   }
 
+  // While held, the filter does not grow: an insert that would make it grow
+  // reports kFull, as in a filter without expansion, and Merge reports kFull
+  // where it would grow. A growth that fails for want of memory throws
+  // std::bad_alloc from the insert and leaves the filter as a held growth
+  // leaves it (the same table, stash and counts), so a replica that repeats
+  // the insert with growth held ends in the same state. Not saved.
+  void HoldGrowth(bool held) { growth_held_ = held; }
+
   // Grows the filter now, as a full insert would; false (and nothing done)
-  // when it has no expansion or has grown max_growths times.
+  // when it has no expansion, has grown max_growths times or is held.
   bool Grow() {
     const int bits = ExpansionBits(options_);
-    if (bits == 0 || hashing_.moved_bits() + bits > hashing_.reserve_bits()) {
+    if (growth_held_ || bits == 0 ||
+        hashing_.moved_bits() + bits > hashing_.reserve_bits()) {
       return false;
     }
     const GrowableHashing grown = hashing_.AfterMoving(bits);
@@ -715,7 +725,16 @@ class CuckooFilter {
       const InsertResult result = filter.InsertByMoving<Table, Mapping>(
           position.bucket, position.fingerprint);
       if (result == InsertResult::kOk) return result;
-      if (filter.Grow()) return filter.Insert(hash);
+      bool grown;
+      try {
+        grown = filter.Grow();
+      } catch (const std::bad_alloc&) {
+        // Counted as the insert a held growth refuses (HoldGrowth), so
+        // that the filter is left as one that was not allowed to grow.
+        ++filter.history_.failed_inserts;
+        throw;
+      }
+      if (grown) return filter.Insert(hash);
       ++filter.history_.failed_inserts;
       return result;
     }
@@ -1140,6 +1159,10 @@ class CuckooFilter {
   bool InsertByRandomWalk(uint32_t bucket, uint32_t fingerprint) {
     std::vector<KickStep>& steps = walk_log_;
     steps.clear();
+    // Both logs take their room before the first swap: an allocation that
+    // failed in the middle of the walk would lose the homeless fingerprint.
+    steps.reserve(options_.max_kicks);
+    stash_.reserve(options_.stash_capacity);
     uint32_t homeless = fingerprint;
     uint32_t current = bucket;
     for (uint32_t kick = 0; kick < options_.max_kicks; ++kick) {
@@ -1193,6 +1216,7 @@ class CuckooFilter {
   // The walk's log, for its undo; kept between walks, so that a walk
   // allocates nothing once the longest one has been seen.
   std::vector<KickStep> walk_log_;
+  bool growth_held_ = false;  // HoldGrowth
 };
 
 }  // namespace cuckoo
