@@ -30,7 +30,11 @@
 // insert that finds the filter full still advances its generator, so a
 // CF.ADD that fails replicates as the CF.INSERT of its item, which gives no
 // error. A CF.DEL that deleted nothing changed nothing, and is not
-// replicated.
+// replicated. The one write that depends on more than the state is a growth
+// that fails for want of memory: the item is answered as for a full filter,
+// and the filter is left as if it could not grow. The replica may have the
+// memory, so the insert replicates as CF.INSERT key NOGROW ITEMS item, which
+// holds the replica's filter at its size and ends in the same state.
 #include "cf_commands.h"
 
 #include <cctype>
@@ -40,6 +44,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "cf_value.h"
 #include "cuckoo/sizing.h"
@@ -341,6 +346,21 @@ struct InsertMode {
   bool multi;  // CF.INSERT*: an array reply, and no error for a full filter
   bool create;
   ReserveArgs reserve;
+  bool grow = true;  // false: NOGROW, the filter is held at its size
+};
+
+// Holds a filter's growth for one command (NOGROW).
+class GrowthHold {
+ public:
+  GrowthHold(cuckoo::CuckooFilter& filter, bool held) : filter_(filter) {
+    filter_.HoldGrowth(held);
+  }
+  ~GrowthHold() { filter_.HoldGrowth(false); }
+  GrowthHold(const GrowthHold&) = delete;
+  GrowthHold& operator=(const GrowthHold&) = delete;
+
+ private:
+  cuckoo::CuckooFilter& filter_;
 };
 
 int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
@@ -358,6 +378,17 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
     return ReplyWithError(ctx, kLoadingError);
   }
   cuckoo::CuckooFilter& filter = value->mutable_filter();
+  // Which items could not be stored because the filter could not grow for
+  // want of memory (see "Replication"), taken before the reply starts.
+  char refused_one = 0;
+  std::vector<char> refused_many;
+  char* refused = &refused_one;
+  if (num_items > 1) {
+    refused_many.assign(static_cast<size_t>(num_items), 0);
+    refused = refused_many.data();
+  }
+  bool any_refused = false;
+  const GrowthHold hold(filter, !mode.grow);
   // RESP3 booleans: for every single-item reply, and CF.INSERT's array.
   const bool resp3 = IsResp3(ctx);
   const bool as_bool = resp3 && (!mode.nx || !mode.multi);
@@ -372,7 +403,10 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
     try {
       result = mode.nx ? filter.InsertIfAbsent(hash) : filter.Insert(hash);
     } catch (const std::bad_alloc&) {
+      // The filter is as a held growth leaves it (CuckooFilter::HoldGrowth).
       result = cuckoo::InsertResult::kFull;
+      refused[i] = 1;
+      any_refused = true;
     }
     switch (result) {
       case cuckoo::InsertResult::kOk:
@@ -394,9 +428,18 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
         break;
     }
   }
-  if (full && !mode.multi) {
-    RedisModule_Replicate(ctx, mode.nx ? "CF.INSERTNX" : "CF.INSERT", "scs",
-                          argv[1], "ITEMS", items[0]);
+  if (any_refused || (full && !mode.multi)) {
+    // Item by item, as CF.INSERT, which answers a full filter without an
+    // error; NOGROW where the primary could not grow.
+    const char* command = mode.nx ? "CF.INSERTNX" : "CF.INSERT";
+    for (int i = 0; i < num_items; ++i) {
+      if (refused[i] || !mode.grow) {
+        RedisModule_Replicate(ctx, command, "sccs", argv[1], "NOGROW", "ITEMS",
+                              items[i]);
+      } else {
+        RedisModule_Replicate(ctx, command, "scs", argv[1], "ITEMS", items[i]);
+      }
+    }
   } else {
     RedisModule_ReplicateVerbatim(ctx);
   }
@@ -419,7 +462,9 @@ int Add(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return InsertItems(ctx, argv, argv + 2, 1, mode);
 }
 
-// CF.INSERT key [CAPACITY n] [NOCREATE] ITEMS item..., and CF.INSERTNX
+// CF.INSERT key [CAPACITY n] [NOCREATE] [NOGROW] ITEMS item..., and
+// CF.INSERTNX. NOGROW (not RedisBloom's): the filter does not grow for these
+// items; those that do not fit are answered as for a full filter.
 int Insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return RedisModule_WrongArity(ctx);
   InsertMode mode{EndsWithNx(argv[0]), true, true, ReserveArgs{}};
@@ -435,6 +480,9 @@ int Insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       if (!CheckCapacity(ctx, mode.reserve)) return REDISMODULE_OK;
     } else if (ArgIs(argv[at], "NOCREATE")) {
       mode.create = false;
+      ++at;
+    } else if (ArgIs(argv[at], "NOGROW")) {
+      mode.grow = false;
       ++at;
     } else if (ArgIs(argv[at], "ITEMS")) {
       items = ++at;

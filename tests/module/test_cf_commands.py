@@ -233,6 +233,22 @@ def test_filter_without_growth_fills_and_loses_nothing(server):
     assert r.cf().mexists("f", *stored) == [1] * len(stored)
 
 
+def test_nogrow_holds_the_filter_at_its_size(server):
+    r = server.client
+    r.execute_command("CF.RESERVE", "f", 1000)
+    keys = items(5000)
+    replies = r.execute_command("CF.INSERT", "f", "NOGROW", "ITEMS", *keys)
+    stored = [key for key, reply in zip(keys, replies) if reply == 1]
+    assert set(replies) == {1, -1}
+    assert 1000 <= len(stored) < 5000
+    assert r.cf().info("f").filterNum == 1
+    assert r.cf().mexists("f", *stored) == [1] * len(stored)
+    # Without NOGROW the same filter grows and takes the rest.
+    assert r.execute_command("CF.INSERT", "f", "ITEMS", *keys) == [1] * len(keys)
+    assert r.cf().info("f").filterNum > 1
+    assert r.cf().mexists("f", *keys) == [1] * len(keys)
+
+
 def test_merge(server):
     r = server.client
     cf = r.cf()
@@ -292,7 +308,7 @@ def test_random_arguments_never_crash_the_server(server):
     commands = ["CF.RESERVE", "CF.ADD", "CF.ADDNX", "CF.INSERT", "CF.INSERTNX",
                 "CF.EXISTS", "CF.MEXISTS", "CF.DEL", "CF.COUNT", "CF.SCANDUMP",
                 "CF.LOADCHUNK", "CF.INFO", "CF.MERGE"]
-    words = ["f", "g", "ITEMS", "CAPACITY", "NOCREATE", "BUCKETSIZE",
+    words = ["f", "g", "ITEMS", "CAPACITY", "NOCREATE", "NOGROW", "BUCKETSIZE",
              "MAXITERATIONS", "EXPANSION", "BITS", "SEED", "0", "1", "2", "-1",
              "4", "8", "65536", "1073741824", "9223372036854775807",
              "-9223372036854775808", "18446744073709551616", "", "x" * 1000,

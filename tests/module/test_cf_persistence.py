@@ -283,7 +283,10 @@ def test_replica_holds_the_primarys_bytes_and_survives_failover(make_server):
     for position, data in dump(primary.client, "loaded"):
         primary.client.cf().loadchunk("copy", position, data)
     primary.client.execute_command("CF.MERGE", "merged", "loaded")
-    keys += ["loaded", "copy", "merged"]
+    primary.client.execute_command("CF.RESERVE", "held", 1000)
+    primary.client.execute_command("CF.INSERT", "held", "NOGROW", "ITEMS",
+                                   *items(3000, "h"))
+    keys += ["loaded", "copy", "merged", "held"]
     assert primary.client.wait(1, 60000) == 1
     wait_until(lambda: replica.client.info("replication")["master_repl_offset"]
                == primary.client.info("replication")["master_repl_offset"],
