@@ -177,7 +177,7 @@ TEST(CuckooFilterGrowthTest, ExpansionZeroNeverGrowsAndReportsFull) {
   while (limited.Insert(stream.Next()) == InsertResult::kOk) {
   }
   EXPECT_EQ(limited.Growths(), 2u);
-  EXPECT_EQ(limited.Stats().failed_inserts, 1u);
+  EXPECT_EQ(limited.history().failed_inserts, 1u);
 }
 
 TEST(CuckooFilterGrowthTest, RejectsExpansionsAndLimitsItCannotHonour) {

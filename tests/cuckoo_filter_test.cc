@@ -234,7 +234,7 @@ TEST(CuckooFilterTest, ABucketPairHoldsTwoBucketsOfCopiesThenTheStash) {
   EXPECT_EQ(filter.Stats().stash_size, 2u);
   EXPECT_EQ(filter.Insert(key), InsertResult::kFull);
   EXPECT_EQ(filter.Count(key), 10u);
-  EXPECT_EQ(filter.Stats().failed_inserts, 1u);
+  EXPECT_EQ(filter.history().failed_inserts, 1u);
 }
 
 TEST(CuckooFilterTest, AFailedInsertLosesNoStoredKeyAndChangesNothing) {
@@ -294,12 +294,12 @@ TEST(CuckooFilterTest, InsertsNearTheLoadLimitMoveFewFingerprints) {
       std::vector<uint64_t> stored = FillTo(&filter, limit - 0.05, &stream);
       uint64_t late_inserts = 0, long_paths = 0;
       while (filter.LoadFactor() < limit) {
-        const uint64_t kicks_before = filter.Stats().total_kicks;
+        const uint64_t kicks_before = filter.history().total_kicks;
         const uint64_t key = stream.Next();
         ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
         stored.push_back(key);
         ++late_inserts;
-        long_paths += filter.Stats().total_kicks - kicks_before > 5;
+        long_paths += filter.history().total_kicks - kicks_before > 5;
       }
       EXPECT_EQ(filter.Stats().stash_size, 0u);
       EXPECT_LE(long_paths, late_inserts / 200) << late_inserts;
@@ -348,7 +348,7 @@ TEST(CuckooFilterTest, TinyTablesFilledPastFullLoseNoKey) {
 TEST(CuckooFilterTest, ErasingMovesStashEntriesBackIntoTheTable) {
   std::vector<uint64_t> stored;
   CuckooFilter filter = FilterWithStashed(4, &stored);
-  EXPECT_GE(filter.Stats().peak_stash_size, 4u);
+  EXPECT_GE(filter.history().peak_stash_size, 4u);
   // Erase half of the keys: slots free up and the stash empties.
   for (size_t i = 0; i < stored.size(); i += 2)
     ASSERT_TRUE(filter.Erase(stored[i]));
@@ -411,7 +411,7 @@ TEST(CuckooFilterTest, StatisticsDescribeTheTable) {
   EXPECT_EQ(items + stats.stash_size, filter.Size());
   EXPECT_EQ(stats.full_buckets, stats.bucket_occupancy[4]);
   EXPECT_EQ(stats.max_bucket_fill, 4);
-  EXPECT_GT(stats.total_kicks, 0u);
+  EXPECT_GT(filter.history().total_kicks, 0u);
   EXPECT_NEAR(filter.BitsPerKey(), 8.0 * filter.SizeInBytes() / filter.Size(),
               1e-9);
   filter.Clear();

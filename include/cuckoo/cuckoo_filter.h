@@ -136,7 +136,8 @@ struct CuckooFilterOptions {
   KeyHasher hasher = KeyHasher::kXxh3;
 };
 
-// RedisBloom's CF.INFO fields.
+// RedisBloom's CF.INFO fields, from the options, the table and the history
+// (Info): a view for RedisBloom's users, with no figure of its own.
 struct CuckooFilterInfo {
   size_t size_in_bytes = 0;
   uint64_t num_buckets = 0;
@@ -155,18 +156,17 @@ enum class InsertResult {
   kMayExist,  // InsertIfAbsent: not stored, the filter already matches it
 };
 
+// How full the filter is now, from a pass over its table (Stats). What its
+// operations did over its life is CuckooFilterHistory (history()).
 struct CuckooFilterStats {
   // bucket_occupancy[k] = number of buckets holding k fingerprints.
   std::vector<uint64_t> bucket_occupancy;
   uint64_t empty_buckets = 0;
   uint64_t full_buckets = 0;
   int max_bucket_fill = 0;
-  uint64_t total_kicks = 0;     // evictions performed by all walks
-  uint64_t failed_inserts = 0;  // Insert calls that returned kFull
   uint32_t growths = 0;
   uint32_t stash_size = 0;
   uint32_t stash_capacity = 0;
-  uint32_t peak_stash_size = 0;
 };
 
 // A fingerprint the table had no room for: its slot value and either of its
@@ -177,8 +177,8 @@ struct StashEntry {
 };
 
 // What a filter's operations leave besides its table and stash: its
-// counters and the state of the generator that picks kick-out victims. The
-// serialization records it.
+// counters over its life and the state of the generator that picks kick-out
+// victims (history()). The serialization records it.
 struct CuckooFilterHistory {
   uint64_t items = 0;            // stored now (inserts minus erases)
   uint64_t deleted = 0;          // successful erases, ever
@@ -500,11 +500,8 @@ class CuckooFilter {
     }
     stats.empty_buckets = stats.bucket_occupancy[0];
     stats.full_buckets = stats.bucket_occupancy[static_cast<size_t>(b)];
-    stats.total_kicks = history_.total_kicks;
-    stats.failed_inserts = history_.failed_inserts;
     stats.stash_size = static_cast<uint32_t>(stash_.size());
     stats.stash_capacity = options_.stash_capacity;
-    stats.peak_stash_size = history_.peak_stash_size;
     stats.growths = Growths();
     return stats;
   }

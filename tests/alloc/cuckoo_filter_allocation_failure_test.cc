@@ -126,7 +126,7 @@ TEST(CuckooFilterAllocationFailureTest, AFailedGrowthLeavesAHeldGrowthsState) {
   held.HoldGrowth(false);
   EXPECT_EQ(failed.Growths(), 0u);
   EXPECT_EQ(held.Growths(), 0u);
-  EXPECT_EQ(failed.Stats().failed_inserts, before.Stats().failed_inserts + 1);
+  EXPECT_EQ(failed.history().failed_inserts, before.history().failed_inserts + 1);
   EXPECT_EQ(SerializeCuckooFilter(failed), SerializeCuckooFilter(held));
   for (uint64_t key : stored) {
     ASSERT_TRUE(failed.Contains(key)) << key;
