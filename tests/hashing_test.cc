@@ -290,7 +290,7 @@ TEST(BucketTableTest, WritesReadBackAndLookupsAgreeWithAScanInEveryLayout) {
     }
     for (uint32_t bucket = 0; bucket < num_buckets; ++bucket) {
       std::vector<uint32_t> read(layout.bucket_size);
-      table.view().ReadBucket(bucket, read.data());
+      table.view().Load(bucket, read.data());
       std::vector<uint32_t> want = expected[bucket];
       if (layout.semi_sorted) {
         std::sort(want.begin(), want.end());
@@ -337,7 +337,7 @@ TEST(BucketTableTest, InPlaceUpdatesMatchASlotModelInEveryLayout) {
     HashStream stream(layout.fingerprint_bits * 16 + layout.bucket_size);
     auto read = [&](uint32_t bucket) {
       std::vector<uint32_t> slots(layout.bucket_size);
-      table.view().ReadBucket(bucket, slots.data());
+      table.view().Load(bucket, slots.data());
       return slots;
     };
     auto sorted = [](std::vector<uint32_t> slots) {

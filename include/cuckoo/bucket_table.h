@@ -55,7 +55,7 @@ class BucketTableView {
 
   // Copies the bucket's fingerprints to out[0, bucket_size); 0 is empty.
   // Semi-sorted buckets come out in ascending order.
-  void ReadBucket(uint32_t bucket, uint32_t* out) const {
+  void Load(uint32_t bucket, uint32_t* out) const {
     codec_.Load(data_, bucket, out);
   }
 

@@ -963,12 +963,12 @@ class CuckooFilter {
                                            const KeyPosition& position) const {
     return stash_.empty()
                ? in_table
-               : in_table || StashHolds(position.bucket, position.alternate,
-                                        position.fingerprint);
+               : in_table || StashContains(position.bucket, position.alternate,
+                                           position.fingerprint);
   }
-  CUCKOO_NOINLINE CUCKOO_PURE bool StashHolds(uint32_t bucket,
-                                              uint32_t alternate,
-                                              uint32_t fingerprint) const {
+  CUCKOO_NOINLINE CUCKOO_PURE bool StashContains(uint32_t bucket,
+                                                 uint32_t alternate,
+                                                 uint32_t fingerprint) const {
     return StashCount(KeyPosition{bucket, alternate, fingerprint}) > 0;
   }
 
@@ -1092,7 +1092,7 @@ class CuckooFilter {
       filter_.table_.view().PrefetchBucket(bucket);
     }
     CUCKOO_ALWAYS_INLINE void Load(uint32_t bucket, uint32_t* values) {
-      Table::ReadBucket(filter_.table_.view(), bucket, values);
+      Table::Load(filter_.table_.view(), bucket, values);
     }
     CUCKOO_ALWAYS_INLINE uint32_t AltBucket(uint32_t bucket, uint32_t value) {
       return Mapping::AltBucket(filter_, bucket, value);

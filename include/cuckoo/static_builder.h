@@ -113,7 +113,7 @@ class SlotArray {
                                 uint32_t fingerprint) {
     bucket(index)[slot] = static_cast<Slot>(fingerprint);
   }
-  CUCKOO_ALWAYS_INLINE uint32_t Fill(uint32_t index) {
+  CUCKOO_ALWAYS_INLINE uint32_t Occupancy(uint32_t index) {
     const Slot* s = bucket(index);
     if constexpr (kOneWord) {
       const uint64_t empty = bits::ZeroLanes(Word(s), kLaneOnes, kLaneTops);
@@ -125,7 +125,7 @@ class SlotArray {
     for (uint32_t k = 0; k < kBucketSize; ++k) fill += s[k] != 0;
     return fill;
   }
-  CUCKOO_ALWAYS_INLINE bool Holds(uint32_t index, uint32_t fingerprint) {
+  CUCKOO_ALWAYS_INLINE bool Contains(uint32_t index, uint32_t fingerprint) {
     const Slot* s = bucket(index);
     if constexpr (kOneWord) {
       return bits::ZeroLanes(Word(s) ^ (fingerprint * kLaneOnes), kLaneOnes,
@@ -137,12 +137,12 @@ class SlotArray {
   }
   // The greedy pass's step for one key.
   CUCKOO_ALWAYS_INLINE GreedyStep PlaceInEmptier(const KeyPosition& key) {
-    if (Holds(key.bucket, key.fingerprint) ||
-        Holds(key.alternate, key.fingerprint)) {
+    if (Contains(key.bucket, key.fingerprint) ||
+        Contains(key.alternate, key.fingerprint)) {
       return GreedyStep::kShared;
     }
-    const uint32_t primary_fill = Fill(key.bucket);
-    const uint32_t alternate_fill = Fill(key.alternate);
+    const uint32_t primary_fill = Occupancy(key.bucket);
+    const uint32_t alternate_fill = Occupancy(key.alternate);
     const bool to_alternate = alternate_fill < primary_fill;
     const uint32_t fill = to_alternate ? alternate_fill : primary_fill;
     if (fill == kBucketSize) return GreedyStep::kFull;
@@ -164,8 +164,8 @@ class SlotArray {
   static constexpr uint64_t kLaneTops = kLaneOnes << (kLaneBits - 1);
 
   // The bucket as one word with slot k in lane k (bits [k * kLaneBits,
-  // (k + 1) * kLaneBits)) on either byte order: Fill's lowest zero lane must
-  // be the first empty slot, and ZeroLanes is exact only for the lowest.
+  // (k + 1) * kLaneBits)) on either byte order: Occupancy's lowest zero lane
+  // must be the first empty slot, and ZeroLanes is exact only for the lowest.
   static uint64_t Word(const Slot* s) {
     uint64_t word;
     std::memcpy(&word, s, sizeof(word));
@@ -213,14 +213,14 @@ class PackedSlotArray {
                                 uint32_t fingerprint) {
     Lanes{}.Swap(bytes_.data(), index, static_cast<int>(slot), fingerprint);
   }
-  CUCKOO_ALWAYS_INLINE uint32_t Fill(uint32_t index) {
+  CUCKOO_ALWAYS_INLINE uint32_t Occupancy(uint32_t index) {
     const uint64_t empty = bits::ZeroLanes(Lanes{}.Read(bytes_.data(), index),
                                            Lanes::kOnes, Lanes::kTops);
     return empty == 0 ? 4
                       : static_cast<uint32_t>(__builtin_ctzll(empty)) /
                             kFingerprintBits;
   }
-  CUCKOO_ALWAYS_INLINE bool Holds(uint32_t index, uint32_t fingerprint) {
+  CUCKOO_ALWAYS_INLINE bool Contains(uint32_t index, uint32_t fingerprint) {
     return Lanes{}.Contains(bytes_.data(), index, fingerprint);
   }
   // The greedy pass's step for one key, on each bucket's word as one load
@@ -277,9 +277,9 @@ CUCKOO_ALWAYS_INLINE void PrefetchBoth(Array& slots, const KeyPosition& key) {
 // True when one of the key's buckets already holds its fingerprint: one
 // entry serves both keys.
 template <typename Array>
-CUCKOO_ALWAYS_INLINE bool HoldsEither(Array& slots, const KeyPosition& key) {
-  return slots.Holds(key.bucket, key.fingerprint) ||
-         slots.Holds(key.alternate, key.fingerprint);
+CUCKOO_ALWAYS_INLINE bool ContainsEither(Array& slots, const KeyPosition& key) {
+  return slots.Contains(key.bucket, key.fingerprint) ||
+         slots.Contains(key.alternate, key.fingerprint);
 }
 
 // The work array as the graph of the shortest-path search (path_search.h):
@@ -301,7 +301,7 @@ class WorkArrayGraph {
     return Table::AltBucket(hashing_, bucket, value);
   }
   CUCKOO_ALWAYS_INLINE int Room(uint32_t bucket) {
-    const uint32_t fill = slots_.Fill(bucket);
+    const uint32_t fill = slots_.Occupancy(bucket);
     return fill < Array::kSlots ? static_cast<int>(fill) : -1;
   }
   CUCKOO_ALWAYS_INLINE void Write(uint32_t bucket, int slot, uint32_t,
@@ -416,7 +416,7 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
         PrefetchBoth(slots, later);
       }
       // An earlier key of this pass may have placed the same entry.
-      if (HoldsEither(slots, key)) {
+      if (ContainsEither(slots, key)) {
         ++stats->shared_entries;
         continue;
       }

@@ -4,7 +4,7 @@
 // (VisitTable). A table type is a bucket codec (bucket_codec.h) and a key
 // mapping (CuckooHashing, hashing.h) put together: a key's position (Locate
 // and AltBucket), the probe of its two buckets (Contains), a bucket's slots
-// (ReadBucket), whether it has room (HasEmptySlot) and the writes (Replace and
+// (Load), whether it has room (HasEmptySlot) and the writes (Replace and
 // Swap), over a BucketTableView or BucketTable. Both buckets are always probed,
 // with no branch between their loads, so that the loads overlap and no branch
 // depends on what the table holds.
@@ -82,9 +82,8 @@ struct TableOver : Mapping {
   CUCKOO_ALWAYS_INLINE static int SlotsPerBucket(const BucketTableView& table) {
     return CodecOf(table).slots();
   }
-  CUCKOO_ALWAYS_INLINE static void ReadBucket(const BucketTableView& table,
-                                              uint32_t bucket,
-                                              uint32_t* slots) {
+  CUCKOO_ALWAYS_INLINE static void Load(const BucketTableView& table,
+                                        uint32_t bucket, uint32_t* slots) {
     CodecOf(table).Load(table.data(), bucket, slots);
   }
   CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
