@@ -484,18 +484,18 @@ TEST(BucketCodecTest, CompiledCodecsAgreeWithTheSlotBySlotCodec) {
     ASSERT_TRUE(decltype(codec)::Matches(layout));
     ExpectCodecAgreesWithSlotBySlot(codec, layout);
   };
-  check(PlainWordBucket<4, 8>{}, {4, 8, false});
-  check(PlainWordBucket<4, 12>{}, {4, 12, false});
-  check(PlainWordBucket<4, 16>{}, {4, 16, false});
-  check(PlainWordBucket<2, 32>{}, {2, 32, false});
-  check(PlainWordBucket<8, 7>{}, {8, 7, false});
-  check(PlainWordBucket<4, 15>{}, {4, 15, false});
-  check(SemiSortedWordBucket<5>{}, {4, 5, true});
-  check(SemiSortedWordBucket<7>{}, {4, 7, true});
-  check(SemiSortedWordBucket<9>{}, {4, 9, true});
-  check(SemiSortedWordBucket<13>{}, {4, 13, true});
-  check(SemiSortedWordBucket<15>{}, {4, 15, true});
-  check(SemiSortedWordBucket<16>{}, {4, 16, true});
+  check(CompiledPlainCodec<4, 8>{}, {4, 8, false});
+  check(CompiledPlainCodec<4, 12>{}, {4, 12, false});
+  check(CompiledPlainCodec<4, 16>{}, {4, 16, false});
+  check(CompiledPlainCodec<2, 32>{}, {2, 32, false});
+  check(CompiledPlainCodec<8, 7>{}, {8, 7, false});
+  check(CompiledPlainCodec<4, 15>{}, {4, 15, false});
+  check(CompiledSemiSortedCodec<5>{}, {4, 5, true});
+  check(CompiledSemiSortedCodec<7>{}, {4, 7, true});
+  check(CompiledSemiSortedCodec<9>{}, {4, 9, true});
+  check(CompiledSemiSortedCodec<13>{}, {4, 13, true});
+  check(CompiledSemiSortedCodec<15>{}, {4, 15, true});
+  check(CompiledSemiSortedCodec<16>{}, {4, 16, true});
 }
 
 // The runtime codec, for every layout: the word codecs with their lane
@@ -566,7 +566,7 @@ TEST(BucketTableTest, AnyZeroLaneIsWhetherAZeroLaneExists) {
 // for random values; and as the view answers.
 template <int kFingerprintBits>
 void ExpectSemiSortedLayoutAgreesWithSlots() {
-  using Bucket = SemiSortedWordBucket<kFingerprintBits>;
+  using Bucket = CompiledSemiSortedCodec<kFingerprintBits>;
   const BucketLayout layout{4, kFingerprintBits, true};
   ASSERT_TRUE(Bucket::Matches(layout));
   const uint32_t num_buckets = 64;
@@ -657,8 +657,8 @@ TEST(BucketTableTest, VisitTableChoosesTheArithmeticOfTheBucketCount) {
         choice.compiled = true;
         choice.power_of_two =
             std::is_same_v<Table,
-                           CompiledTable<typename Table::BucketType, true>>;
-        EXPECT_TRUE(Table::BucketType::Matches(layout));
+                           CompiledTable<typename Table::CodecType, true>>;
+        EXPECT_TRUE(Table::CodecType::Matches(layout));
       }
     });
     EXPECT_EQ(visits, 1);

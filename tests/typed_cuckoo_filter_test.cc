@@ -99,8 +99,10 @@ TEST(TypedCuckooFilterTest, IsTheRuntimeFilterOfItsLayoutAndHasher) {
     // Layouts the runtime filter reads without a compiled type: RedisBloom's
     // 2-slot 8-bit buckets, and 8 slots of 8 bits.
     ExpectTypedIsRuntime<
-        TypedCuckooFilter<PlainWordBucket<2, 8>, IntegerHasher>>(num_buckets);
-    ExpectTypedIsRuntime<TypedCuckooFilter<PlainWordBucket<8, 8>>>(num_buckets);
+        TypedCuckooFilter<CompiledPlainCodec<2, 8>, IntegerHasher>>(
+        num_buckets);
+    ExpectTypedIsRuntime<TypedCuckooFilter<CompiledPlainCodec<8, 8>>>(
+        num_buckets);
   }
   constexpr BucketCounts kPowerOfTwo = BucketCounts::kPowerOfTwo;
   for (uint32_t num_buckets : {2u, 64u}) {
@@ -110,8 +112,8 @@ TEST(TypedCuckooFilterTest, IsTheRuntimeFilterOfItsLayoutAndHasher) {
         num_buckets);
     ExpectTypedIsRuntime<
         SemiSortedCuckooFilter<13, IntegerHasher, kPowerOfTwo>>(num_buckets);
-    ExpectTypedIsRuntime<
-        TypedCuckooFilter<PlainWordBucket<2, 8>, IntegerHasher, kPowerOfTwo>>(
+    ExpectTypedIsRuntime<TypedCuckooFilter<CompiledPlainCodec<2, 8>,
+                                           IntegerHasher, kPowerOfTwo>>(
         num_buckets);
   }
 }
@@ -177,7 +179,7 @@ TEST(TypedCuckooFilterTest, BatchedInsertsGiveWhatOneByOneInsertsGive) {
   ExpectBatchedInsertsAreOneByOne<
       SemiSortedCuckooFilter<13, IntegerHasher, kPowerOfTwo>>(64);
   ExpectBatchedInsertsAreOneByOne<
-      TypedCuckooFilter<PlainWordBucket<2, 8>, IntegerHasher, kPowerOfTwo>>(
+      TypedCuckooFilter<CompiledPlainCodec<2, 8>, IntegerHasher, kPowerOfTwo>>(
       128);
 }
 

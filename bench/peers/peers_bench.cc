@@ -328,7 +328,7 @@ template <typename Hasher = cuckoo::IntegerHasher>
 using OursSemiSorted13 =
     TypedFilter<cuckoo::SemiSortedCuckooFilter<13, Hasher, kPowerOfTwo>>;
 using OursTwoSlots8 =
-    TypedFilter<cuckoo::TypedCuckooFilter<cuckoo::PlainWordBucket<2, 8>,
+    TypedFilter<cuckoo::TypedCuckooFilter<cuckoo::CompiledPlainCodec<2, 8>,
                                           cuckoo::IntegerHasher, kPowerOfTwo>>;
 
 // The HashFamily of the reference in the XXH3 rows: XXH3-64 of the key's 8

@@ -9,7 +9,7 @@
 // The first two compare all slots of a bucket at once (the lane tests of
 // bits.h). Their lane constants come from a geometry: Fixed*Geometry makes
 // them compile-time constants, for the layouts that the filters compile
-// (PlainWordBucket and SemiSortedWordBucket below), and Runtime*Geometry
+// (CompiledPlainCodec and CompiledSemiSortedCodec below), and Runtime*Geometry
 // computes them once for a layout given at run time, with the same code
 // over them. AnyBucketCodec picks one of the three for a runtime layout.
 //
@@ -550,10 +550,10 @@ class SemiSortedCodec : public Geometry {
 // The layouts with a compiled codec: plain ones whose buckets one load reads
 // (b f <= 57, or 58, 60 or 64) and semi-sorted ones of 5 to 16 bits.
 template <int kBucketSize, int kFingerprintBits>
-using PlainWordBucket =
+using CompiledPlainCodec =
     PlainWordCodec<FixedPlainGeometry<kBucketSize, kFingerprintBits>>;
 template <int kFingerprintBits>
-using SemiSortedWordBucket =
+using CompiledSemiSortedCodec =
     SemiSortedCodec<FixedSemiSortedGeometry<kFingerprintBits>>;
 
 // ---------------------------------------------------------------------------
@@ -797,21 +797,21 @@ bool VisitCompiledBucket(const BucketLayout& layout, Visit&& visit) {
       visit(bucket);
     }
   };
-  try_one(PlainWordBucket<4, 8>{});
-  try_one(PlainWordBucket<4, 12>{});
-  try_one(PlainWordBucket<4, 16>{});
-  try_one(SemiSortedWordBucket<5>{});
-  try_one(SemiSortedWordBucket<6>{});
-  try_one(SemiSortedWordBucket<7>{});
-  try_one(SemiSortedWordBucket<8>{});
-  try_one(SemiSortedWordBucket<9>{});
-  try_one(SemiSortedWordBucket<10>{});
-  try_one(SemiSortedWordBucket<11>{});
-  try_one(SemiSortedWordBucket<12>{});
-  try_one(SemiSortedWordBucket<13>{});
-  try_one(SemiSortedWordBucket<14>{});
-  try_one(SemiSortedWordBucket<15>{});
-  try_one(SemiSortedWordBucket<16>{});
+  try_one(CompiledPlainCodec<4, 8>{});
+  try_one(CompiledPlainCodec<4, 12>{});
+  try_one(CompiledPlainCodec<4, 16>{});
+  try_one(CompiledSemiSortedCodec<5>{});
+  try_one(CompiledSemiSortedCodec<6>{});
+  try_one(CompiledSemiSortedCodec<7>{});
+  try_one(CompiledSemiSortedCodec<8>{});
+  try_one(CompiledSemiSortedCodec<9>{});
+  try_one(CompiledSemiSortedCodec<10>{});
+  try_one(CompiledSemiSortedCodec<11>{});
+  try_one(CompiledSemiSortedCodec<12>{});
+  try_one(CompiledSemiSortedCodec<13>{});
+  try_one(CompiledSemiSortedCodec<14>{});
+  try_one(CompiledSemiSortedCodec<15>{});
+  try_one(CompiledSemiSortedCodec<16>{});
   return found;
 }
 

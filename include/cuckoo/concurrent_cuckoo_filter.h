@@ -341,7 +341,7 @@ class ConcurrentCuckooFilter {
   static constexpr bool kSharedMapping =
       std::is_same_v<typename Ops::MappingType,
                      CuckooFilter::FixedSize<typename Ops::TableType>> &&
-      !std::is_same_v<typename Ops::TableType::BucketType, AnyBucketCodec>;
+      !std::is_same_v<typename Ops::TableType::CodecType, AnyBucketCodec>;
 
   // Whether a batch compiled for Ops may probe `filter` directly: it has
   // Ops's table type and the shared mapping (a fixed-size mapping is its

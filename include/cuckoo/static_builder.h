@@ -185,13 +185,13 @@ class SlotArray {
 
 // Four slots of exactly the fingerprint's bits per bucket, packed one bucket
 // after another: the bits of a plain table of the layout
-// (PlainWordBucket<4, kFingerprintBits>), for the compiled 4-slot layouts
+// (CompiledPlainCodec<4, kFingerprintBits>), for the compiled 4-slot layouts
 // whose buckets one 8-byte load reads. A 10-bit fingerprint takes 10 bits
 // instead of a 16-bit slot's, and the placement's memory shrinks with it.
 template <int kFingerprintBits>
 class PackedSlotArray {
  public:
-  using Lanes = PlainWordBucket<4, kFingerprintBits>;
+  using Lanes = CompiledPlainCodec<4, kFingerprintBits>;
   static constexpr uint32_t kSlots = 4;
   using Storage = std::vector<uint8_t>;
 
@@ -263,10 +263,10 @@ class PackedSlotArray {
 };
 
 // Whether PackedSlotArray holds the work of a compiled bucket type.
-template <typename Bucket>
-inline constexpr bool kPackedWork = Bucket::kSlots == 4 &&
-                                    (Bucket::kFingerprintBits <= 14 ||
-                                     Bucket::kFingerprintBits == 16);
+template <typename Codec>
+inline constexpr bool kPackedWork = Codec::kSlots == 4 &&
+                                    (Codec::kFingerprintBits <= 14 ||
+                                     Codec::kFingerprintBits == 16);
 
 // The two checks of a key's buckets that every pass makes.
 template <typename Array>
@@ -477,21 +477,21 @@ class StaticPlacement {
           WriteAnyLayout(wide_slots_.data(), out);
         }
       } else {
-        using Bucket = typename Table::BucketType;
-        if constexpr (static_build_internal::kPackedWork<Bucket>) {
+        using Codec = typename Table::CodecType;
+        if constexpr (static_build_internal::kPackedWork<Codec>) {
           using Packed =
-              static_build_internal::PackedSlotArray<Bucket::kFingerprintBits>;
+              static_build_internal::PackedSlotArray<Codec::kFingerprintBits>;
           if (!layout_.semi_sorted) {
             // The work array is the table.
             std::memcpy(out, packed_slots_.data(),
                         static_cast<size_t>(table_bytes()));
             return;
           }
-          StreamBuckets<Bucket>(out, [&](uint32_t bucket, uint32_t* slots) {
+          StreamBuckets<Codec>(out, [&](uint32_t bucket, uint32_t* slots) {
             typename Packed::Lanes{}.Load(packed_slots_.data(), bucket, slots);
           });
         } else {
-          StreamBuckets<Bucket>(out, [&](uint32_t bucket, uint32_t* slots) {
+          StreamBuckets<Codec>(out, [&](uint32_t bucket, uint32_t* slots) {
             std::copy_n(narrow_slots_.data() + size_t{bucket} * 4, 4, slots);
           });
         }
@@ -525,15 +525,15 @@ class StaticPlacement {
   // register and stored a whole 64-bit word at a time, so that no store
   // waits on the read of a word an earlier store touched. load(bucket,
   // slots) gives the bucket's kSlots work slots.
-  template <typename Bucket, typename LoadBucket>
+  template <typename Codec, typename LoadBucket>
   void StreamBuckets(uint8_t* out, const LoadBucket& load) const {
-    constexpr int kBits = Bucket::kBits;
+    constexpr int kBits = Codec::kBits;
     uint64_t pending = 0;  // bits not yet stored, from bit 0
     int pending_bits = 0;  // < 64
-    uint32_t slots[Bucket::kSlots];
+    uint32_t slots[Codec::kSlots];
     for (uint32_t bucket = 0; bucket < num_buckets_; ++bucket) {
       load(bucket, slots);
-      const uint64_t word = slots[0] == 0 ? 0 : Bucket{}.Encode(slots);
+      const uint64_t word = slots[0] == 0 ? 0 : Codec{}.Encode(slots);
       pending |= word << pending_bits;
       pending_bits += kBits;
       if (pending_bits >= 64) {
@@ -617,13 +617,13 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
         with_slot(uint32_t{});
       }
     } else {
-      using Bucket = typename Table::BucketType;
-      if constexpr (kPackedWork<Bucket>) {
-        place(static_cast<PackedSlotArray<Bucket::kFingerprintBits>*>(nullptr),
+      using Codec = typename Table::CodecType;
+      if constexpr (kPackedWork<Codec>) {
+        place(static_cast<PackedSlotArray<Codec::kFingerprintBits>*>(nullptr),
               table_type);
       } else {
         // Every compiled layout has 4 slots of at most 16 bits.
-        static_assert(Bucket::kSlots == 4 && Bucket::kFingerprintBits <= 16);
+        static_assert(Codec::kSlots == 4 && Codec::kFingerprintBits <= 16);
         place(static_cast<SlotArray<uint16_t, 4>*>(nullptr), table_type);
       }
     }

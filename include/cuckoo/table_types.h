@@ -64,7 +64,7 @@ inline constexpr bool
 
 template <typename Codec, typename Mapping>
 struct TableOver : Mapping {
-  using BucketType = Codec;
+  using CodecType = Codec;
   // At most kSlots slots; SlotsPerBucket(table) of them are read.
   static constexpr int kSlots = Codec::kMaxSlots;
 

@@ -12,7 +12,7 @@
 // to the operation compiled for that type. The indirect call costs little
 // by itself. It does cost the overlap of consecutive lookups: the compiler
 // cannot interleave the next key's hashing and loads with this key's. And
-// the caller hashes the key first, out of line. A TypedCuckooFilter<Bucket,
+// the caller hashes the key first, out of line. A TypedCuckooFilter<Codec,
 // Hasher, kBucketCounts> knows its type at compile time: the hash, the
 // bucket arithmetic, the probe of both buckets and the stash test inline
 // into the caller's loop as straight-line code, with no branch on the
@@ -30,9 +30,9 @@
 // branch, however well predicted, keeps values in registers for both paths
 // through the caller's loop, and the compiler spills some of them.
 //
-// Bucket is a compiled bucket codec of bucket_codec.h:
-// PlainWordBucket<b, f> (plain buckets of b f-bit slots that one 8-byte load
-// reads: b·f <= 57, or 58, 60 or 64) or SemiSortedWordBucket<f> (4
+// Codec is a compiled bucket codec of bucket_codec.h:
+// CompiledPlainCodec<b, f> (plain buckets of b f-bit slots that one 8-byte load
+// reads: b·f <= 57, or 58, 60 or 64) or CompiledSemiSortedCodec<f> (4
 // semi-sorted slots, 5 <= f <= 16).
 // Hasher is Xxh3Hasher (byte strings and integers, the default) or
 // IntegerHasher (64-bit integers only; key_hash.h, "Integer keys"). Any type
@@ -63,16 +63,15 @@ enum class BucketCounts : uint8_t {
   kPowerOfTwo,  // 2^k only; a requested count is rounded up
 };
 
-template <typename Bucket, typename Hasher = Xxh3Hasher,
+template <typename Codec, typename Hasher = Xxh3Hasher,
           BucketCounts kBucketCounts = BucketCounts::kAnyEven>
 class TypedCuckooFilter {
  public:
   using HasherType = Hasher;
 
-  // The layout that Bucket compiles.
+  // The layout that Codec compiles.
   static BucketLayout Layout() {
-    return BucketLayout{Bucket::kSlots, Bucket::kFingerprintBits,
-                        IsSemiSorted()};
+    return BucketLayout{Codec::kSlots, Codec::kFingerprintBits, IsSemiSorted()};
   }
 
   // A filter of num_buckets buckets (rounded up to an even count, or with
@@ -221,12 +220,12 @@ class TypedCuckooFilter {
  private:
   static constexpr bool kPowerOfTwo =
       kBucketCounts == BucketCounts::kPowerOfTwo;
-  using Table = CompiledTable<Bucket, kPowerOfTwo>;
+  using Table = CompiledTable<Codec, kPowerOfTwo>;
   using Ops = CuckooFilter::Operations<Table, CuckooFilter::FixedSize<Table>>;
 
   static constexpr bool IsSemiSorted() {
-    return std::is_same_v<Bucket,
-                          SemiSortedWordBucket<Bucket::kFingerprintBits>>;
+    return std::is_same_v<Codec,
+                          CompiledSemiSortedCodec<Codec::kFingerprintBits>>;
   }
 
   // num_buckets, or with kPowerOfTwo the least power of two at least that
@@ -272,12 +271,12 @@ class TypedCuckooFilter {
 template <int kFingerprintBits, typename Hasher = Xxh3Hasher,
           BucketCounts kBucketCounts = BucketCounts::kAnyEven>
 using PlainCuckooFilter =
-    TypedCuckooFilter<PlainWordBucket<4, kFingerprintBits>, Hasher,
+    TypedCuckooFilter<CompiledPlainCodec<4, kFingerprintBits>, Hasher,
                       kBucketCounts>;
 template <int kFingerprintBits, typename Hasher = Xxh3Hasher,
           BucketCounts kBucketCounts = BucketCounts::kAnyEven>
 using SemiSortedCuckooFilter =
-    TypedCuckooFilter<SemiSortedWordBucket<kFingerprintBits>, Hasher,
+    TypedCuckooFilter<CompiledSemiSortedCodec<kFingerprintBits>, Hasher,
                       kBucketCounts>;
 
 }  // namespace cuckoo
