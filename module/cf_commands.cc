@@ -30,11 +30,12 @@
 // insert that finds the filter full still advances its generator, so a
 // CF.ADD that fails replicates as the CF.INSERT of its item, which gives no
 // error. A CF.DEL that deleted nothing changed nothing, and is not
-// replicated. The one write that depends on more than the state is a growth
-// that fails for want of memory: the item is answered as for a full filter,
-// and the filter is left as if it could not grow. The replica may have the
-// memory, so the insert replicates as CF.INSERT key NOGROW ITEMS item, which
-// holds the replica's filter at its size and ends in the same state.
+// replicated. The one write that depends on more than the state is an
+// insert that fails for want of memory, answered as for a full filter. It
+// leaves the filter as it was (not replicated), or, when the growth failed,
+// as if the filter could not grow: the replica may have the memory, so that
+// insert replicates as CF.INSERT key NOGROW ITEMS item, which holds the
+// replica's filter at its size and ends in the same state.
 #include "cf_commands.h"
 
 #include <cctype>
@@ -378,8 +379,10 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
     return ReplyWithError(ctx, kLoadingError);
   }
   cuckoo::CuckooFilter& filter = value->mutable_filter();
-  // Which items could not be stored because the filter could not grow for
-  // want of memory (see "Replication"), taken before the reply starts.
+  // Which items could not be stored for want of memory (see "Replication"),
+  // taken before the reply starts.
+  constexpr char kUnchanged = 1;      // nothing changed: not replicated
+  constexpr char kGrowthRefused = 2;  // replicated with NOGROW
   char refused_one = 0;
   std::vector<char> refused_many;
   char* refused = &refused_one;
@@ -400,12 +403,16 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
     const char* data = RedisModule_StringPtrLen(items[i], &size);
     const uint64_t hash = HashItem(filter, data, size);
     cuckoo::InsertResult result;
+    const uint64_t generator = filter.history().generator_state;
     try {
       result = mode.nx ? filter.InsertIfAbsent(hash) : filter.Insert(hash);
     } catch (const std::bad_alloc&) {
-      // The filter is as a held growth leaves it (CuckooFilter::HoldGrowth).
+      // The filter is as it was, or as a held growth leaves it
+      // (CuckooFilter::HoldGrowth): only the second is replicated.
       result = cuckoo::InsertResult::kFull;
-      refused[i] = 1;
+      refused[i] = filter.history().generator_state == generator
+                       ? kUnchanged
+                       : kGrowthRefused;
       any_refused = true;
     }
     switch (result) {
@@ -433,7 +440,8 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
     // error; NOGROW where the primary could not grow.
     const char* command = mode.nx ? "CF.INSERTNX" : "CF.INSERT";
     for (int i = 0; i < num_items; ++i) {
-      if (refused[i] || !mode.grow) {
+      if (refused[i] == kUnchanged) continue;
+      if (refused[i] == kGrowthRefused || !mode.grow) {
         RedisModule_Replicate(ctx, command, "sccs", argv[1], "NOGROW", "ITEMS",
                               items[i]);
       } else {

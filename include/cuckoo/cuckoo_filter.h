@@ -508,10 +508,13 @@ class CuckooFilter {
 
   // While held, the filter does not grow: an insert that would make it grow
   // reports kFull, as in a filter without expansion, and Merge reports kFull
-  // where it would grow. A growth that fails for want of memory throws
-  // std::bad_alloc from the insert and leaves the filter as a held growth
-  // leaves it (the same table, stash and counts), so a replica that repeats
-  // the insert with growth held ends in the same state. Not saved.
+  // where it would grow. Not saved.
+  //
+  // An insert that throws std::bad_alloc leaves the filter either as it was
+  // (history() unchanged: the room for a walk could not be taken) or, when
+  // its growth failed, as a held growth leaves it (the same table, stash and
+  // history), so that a replica that repeats the insert with growth held
+  // ends in the same state.
   void HoldGrowth(bool held) { growth_held_ = held; }
 
   // Grows the filter now, as a full insert would; false (and nothing done)
@@ -1138,6 +1141,12 @@ class CuckooFilter {
   // table as it was, when neither can.
   template <typename Table, typename Mapping>
   InsertResult InsertByMoving(uint32_t bucket, uint32_t fingerprint) {
+    // The walk's log and the stash take their room before anything changes:
+    // an allocation that failed in the middle of the walk would lose the
+    // homeless fingerprint, and one that fails here leaves the filter as it
+    // was.
+    walk_log_.reserve(options_.max_kicks);
+    stash_.reserve(options_.stash_capacity);
     if (InsertAlongShortestPath<Table, Mapping>(
             bucket, Mapping::AltBucket(*this, bucket, fingerprint),
             fingerprint) ||
@@ -1156,10 +1165,6 @@ class CuckooFilter {
   bool InsertByRandomWalk(uint32_t bucket, uint32_t fingerprint) {
     std::vector<KickStep>& steps = walk_log_;
     steps.clear();
-    // Both logs take their room before the first swap: an allocation that
-    // failed in the middle of the walk would lose the homeless fingerprint.
-    steps.reserve(options_.max_kicks);
-    stash_.reserve(options_.stash_capacity);
     uint32_t homeless = fingerprint;
     uint32_t current = bucket;
     for (uint32_t kick = 0; kick < options_.max_kicks; ++kick) {

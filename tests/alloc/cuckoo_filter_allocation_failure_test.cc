@@ -62,29 +62,30 @@ CuckooFilterOptions Options(uint32_t expansion) {
   return options;
 }
 
-// Inserts go on past the load where random walks start while no allocation
-// can succeed: a walk that is refused its log must refuse before it moves a
-// fingerprint, so every key stored before stays found.
-TEST(CuckooFilterAllocationFailureTest, AWalkThatCannotAllocateLosesNoKey) {
+// A filter fills while no allocation can succeed: an insert whose buckets
+// are full is refused the room for its walk before it changes anything
+// (were it taken during the walk, a step that could not be logged would lose
+// the fingerprint it had just evicted), and every key stored stays found.
+TEST(CuckooFilterAllocationFailureTest,
+     AnInsertThatCannotAllocateChangesNothing) {
   CuckooFilter filter(1024, Options(0));
   HashStream stream(11);
   std::vector<uint64_t> stored;
   stored.reserve(filter.Capacity());
-  // Up to 80% load nothing walks at random: the walk log is still empty.
-  while (filter.LoadFactor() < 0.80) {
-    const uint64_t key = stream.Next();
-    ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
-    stored.push_back(key);
-  }
   int refused = 0;
   {
     const FailingAllocations failing(1);
-    for (int i = 0; i < 2000; ++i) {
+    for (uint64_t i = 0; i < filter.Capacity(); ++i) {
       const uint64_t key = stream.Next();
+      const CuckooFilterHistory before = filter.history();
       try {
         if (filter.Insert(key) == InsertResult::kOk) stored.push_back(key);
       } catch (const std::bad_alloc&) {
         ++refused;
+        // Refused before anything changed.
+        ASSERT_EQ(filter.history().generator_state, before.generator_state);
+        ASSERT_EQ(filter.history().total_kicks, before.total_kicks);
+        ASSERT_EQ(filter.history().items, before.items);
       }
     }
   }
@@ -126,7 +127,8 @@ TEST(CuckooFilterAllocationFailureTest, AFailedGrowthLeavesAHeldGrowthsState) {
   held.HoldGrowth(false);
   EXPECT_EQ(failed.Growths(), 0u);
   EXPECT_EQ(held.Growths(), 0u);
-  EXPECT_EQ(failed.history().failed_inserts, before.history().failed_inserts + 1);
+  EXPECT_EQ(failed.history().failed_inserts,
+            before.history().failed_inserts + 1);
   EXPECT_EQ(SerializeCuckooFilter(failed), SerializeCuckooFilter(held));
   for (uint64_t key : stored) {
     ASSERT_TRUE(failed.Contains(key)) << key;
