@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # The CF module against RedisBloom in the same redis-server binary
 # (bench/redis/cf_server_bench.py): CF.ADD and CF.EXISTS throughput and
-# latency with redis-benchmark, pipelined and not; MEMORY USAGE and the
+# latency with redis-benchmark, pipelined and not, the server and the
+# client each on a core of its own, and CF.EXISTS on a filter RedisBloom
+# has expanded 4 times; MEMORY USAGE and the
 # false-positive rate at the same capacity; and the false-positive rate
 # after 1, 2 and 4 of RedisBloom's expansions. Prints Markdown tables with
 # paired ratios (ours / RedisBloom) and their ranges.

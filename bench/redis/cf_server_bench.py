@@ -3,7 +3,8 @@
 # The CF module against RedisBloom, each loaded into a fresh redis-server of
 # the same binary (scripts/redis-bench.sh builds both and runs this):
 #   * throughput and latency of CF.ADD and CF.EXISTS with redis-benchmark,
-#     50 clients, without a pipeline and 16 deep, random items; each
+#     50 clients, without a pipeline and 16 deep, random items, and of
+#     CF.EXISTS on a filter RedisBloom has expanded 4 times; each
 #     repetition runs both modules, in alternating order, and the ratio of
 #     each pair is reported as the median and range over the repetitions;
 #   * MEMORY USAGE and the measured false-positive rate of filters reserved
@@ -26,13 +27,26 @@ from redis_server import Server  # noqa: E402
 BATCH = 1000
 
 
+# The server runs on one core and redis-benchmark on another, so that they
+# do not take turns on one (on a 2-core machine they otherwise do, and the
+# ratios' ranges span tens of percent).
+SERVER_CORE, CLIENT_CORE = 0, 1
+PINNED = {SERVER_CORE, CLIENT_CORE} <= os.sched_getaffinity(0)
+
+
+def pin(pid, core):
+    if PINNED:
+        os.sched_setaffinity(pid, {core})
+
+
 def run_benchmark(port, command, requests, pipeline):
     """redis-benchmark's requests/s and latency percentiles (ms)."""
     output = subprocess.run(
         ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", "50",
          "-n", str(requests), "-r", "100000000", "-P", str(pipeline), "--csv",
          *command.split()],
-        check=True, capture_output=True, text=True, timeout=600).stdout
+        check=True, capture_output=True, text=True, timeout=600,
+        preexec_fn=lambda: pin(0, CLIENT_CORE)).stdout
     rows = list(csv.DictReader(io.StringIO(output)))
     row = rows[-1]
     return {key: float(row[key]) for key in
@@ -71,8 +85,10 @@ class Modules:
 
     def start(self, name):
         self.count += 1
-        return Server(os.path.join(self.folder, f"{name}-{self.count}"),
-                      self.paths[name]).start()
+        server = Server(os.path.join(self.folder, f"{name}-{self.count}"),
+                        self.paths[name]).start()
+        pin(server.process.pid, SERVER_CORE)
+        return server
 
 
 def ratio_cell(values):
@@ -81,17 +97,52 @@ def ratio_cell(values):
             f"[{values[0]:.2f}–{values[-1]:.2f}]")
 
 
+def expand(client, key, capacity, expansions):
+    """Fills RedisBloom's filter (CF.RESERVE key capacity, defaults) until it
+    has expanded `expansions` times; returns the items added."""
+    client.execute_command("CF.RESERVE", key, capacity)
+    count = 0
+    while info(client, key)["Number of filters"] < expansions + 1:
+        insert(client, key, [f"item:{i}" for i in range(count, count + BATCH)])
+        count += BATCH
+        if count > 1000 * capacity:
+            raise AssertionError("RedisBloom did not expand")
+    return count
+
+
+def grown_items(modules, capacity, expansions):
+    server = modules.start("RedisBloom")
+    try:
+        return expand(server.client, "f", capacity, expansions)
+    finally:
+        server.stop()
+
+
 def throughput(modules, repetitions, quick):
     print("### Throughput and latency (redis-benchmark, 50 clients)")
     print()
-    print(f"{repetitions} paired repetitions, a fresh server for each run; "
-          "ratios ours / RedisBloom, median [range]; latencies are medians.")
+    grown_capacity = 10_000 if quick else 100_000
+    grown = grown_items(modules, grown_capacity, 4)
+    prefill = 20_000 if quick else 200_000
+    cores = (f"the server on core {SERVER_CORE}, redis-benchmark on core "
+             f"{CLIENT_CORE}" if PINNED else "server and client unpinned")
+    print(f"{repetitions} paired repetitions, a fresh server for each run, "
+          f"{cores}; "
+          "ratios ours / RedisBloom, median [range]; latencies are medians. "
+          "Items are redis-benchmark's random integers, none of them among "
+          "those the filters were filled with. The filters: CF.ADD's "
+          "reserved for all it adds; CF.EXISTS's reserved for and holding "
+          f"{prefill:,} items; the grown one `CF.RESERVE key "
+          f"{grown_capacity:,}` (defaults) holding {grown:,} items, where "
+          "RedisBloom has expanded 4 times (5 sub-filters) and ours has grown "
+          "in place.")
     print()
-    print("| command | pipeline | ours req/s | RedisBloom req/s | ratio | "
+    print("| command | filter | pipeline | ours req/s | RedisBloom req/s | ratio | "
           "ours p50 / p99 ms | RedisBloom p50 / p99 ms |")
-    print("|---|---|---|---|---|---|---|")
-    prefill = [f"item:{i}" for i in range(20_000 if quick else 200_000)]
-    for command in ("CF.ADD", "CF.EXISTS"):
+    print("|---|---|---|---|---|---|---|---|")
+    scenarios = (("CF.ADD", "reserved"), ("CF.EXISTS", "reserved"),
+                 ("CF.EXISTS", "grown"))
+    for command, shape in scenarios:
         for pipeline in (1, 16):
             requests = (50_000 if quick else 200_000) * (4 if pipeline > 1 else 1)
             results = {"ours": [], "RedisBloom": []}
@@ -103,11 +154,20 @@ def throughput(modules, repetitions, quick):
                     server = modules.start(name)
                     try:
                         client = server.client
-                        client.execute_command("CF.RESERVE", "bench",
-                                               4 * requests if command == "CF.ADD"
-                                               else len(prefill))
-                        if command == "CF.EXISTS":
-                            insert(client, "bench", prefill)
+                        if shape == "grown":
+                            client.execute_command("CF.RESERVE", "bench",
+                                                   grown_capacity)
+                            items = grown
+                        elif command == "CF.ADD":
+                            client.execute_command("CF.RESERVE", "bench",
+                                                   4 * requests)
+                            items = 0
+                        else:
+                            client.execute_command("CF.RESERVE", "bench", prefill)
+                            items = prefill
+                        if insert(client, "bench",
+                                  [f"item:{i}" for i in range(items)]):
+                            raise AssertionError(f"{name} refused items")
                         results[name].append(run_benchmark(
                             server.port, f"{command} bench __rand_int__", requests,
                             pipeline))
@@ -119,7 +179,8 @@ def throughput(modules, repetitions, quick):
             def median(name, key):
                 return statistics.median(run[key] for run in results[name])
 
-            print(f"| {command} | {pipeline} | {median('ours', 'rps'):,.0f} | "
+            print(f"| {command} | {shape} | {pipeline} | "
+                  f"{median('ours', 'rps'):,.0f} | "
                   f"{median('RedisBloom', 'rps'):,.0f} | {ratio_cell(ratios)} | "
                   f"{median('ours', 'p50_latency_ms'):.3f} / "
                   f"{median('ours', 'p99_latency_ms'):.3f} | "
@@ -184,14 +245,7 @@ def after_expansions(modules, quick):
         server = modules.start("RedisBloom")
         try:
             client = server.client
-            client.execute_command("CF.RESERVE", "f", capacity)
-            count = 0
-            while info(client, "f")["Number of filters"] < expansions + 1:
-                batch = [f"item:{i}" for i in range(count, count + BATCH)]
-                insert(client, "f", batch)
-                count += BATCH
-                if count > 1000 * capacity:
-                    raise AssertionError("RedisBloom did not expand")
+            count = expand(client, "f", capacity, expansions)
             theirs = (false_positive_rate(client, "f", probes), client.memory_usage("f"))
         finally:
             server.stop()
