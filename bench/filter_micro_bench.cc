@@ -5,7 +5,7 @@
 // single lookups of present and absent keys, and batched lookups of 32 keys
 // (the MultiGet path), with the real bits per key and the measured
 // false-positive rate as counters. The core library's dynamic CuckooFilter
-// and the counting Bloom filters (unblocked and blocked) are measured on
+// and the blocked counting Bloom filter are measured on
 // their own. construct_verified is construction under
 // detect_filter_construct_corruption, post-verification included.
 //
@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "cuckoo/blocked_counting_bloom_filter.h"
-#include "cuckoo/counting_bloom_filter.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo_filter_policy.h"
@@ -221,10 +220,9 @@ void DynamicErase(benchmark::State& state, double load) {
   state.SetItemsProcessed(static_cast<int64_t>(erased));
 }
 
-// The counting Bloom filters, unblocked and blocked, on the same keys at the
-// same target rate.
-template <typename Filter>
+// The counting Bloom filter at a 1% target rate.
 void CountingBloom(benchmark::State& state, int operation) {
+  using Filter = cuckoo::BlockedCountingBloomFilter;
   constexpr uint64_t kKeys = 1000000;
   Filter filter(Filter::ForCapacity(kKeys, 0.01));
   for (uint64_t i = 0; i < kKeys; ++i) filter.Add(Mix(i));
@@ -310,20 +308,12 @@ void RegisterAll(uint64_t max_keys) {
                                  DynamicErase, load)
         ->Unit(benchmark::kMillisecond);
   }
-  using Unblocked = cuckoo::CountingBloomFilter;
-  using Blocked = cuckoo::BlockedCountingBloomFilter;
-  benchmark::RegisterBenchmark("core_counting_bloom_add_remove",
-                               CountingBloom<Unblocked>, 0);
   benchmark::RegisterBenchmark("core_blocked_counting_bloom_add_remove",
-                               CountingBloom<Blocked>, 0);
-  benchmark::RegisterBenchmark("core_counting_bloom_lookup_present",
-                               CountingBloom<Unblocked>, 1);
+                               CountingBloom, 0);
   benchmark::RegisterBenchmark("core_blocked_counting_bloom_lookup_present",
-                               CountingBloom<Blocked>, 1);
-  benchmark::RegisterBenchmark("core_counting_bloom_lookup_absent",
-                               CountingBloom<Unblocked>, 2);
+                               CountingBloom, 1);
   benchmark::RegisterBenchmark("core_blocked_counting_bloom_lookup_absent",
-                               CountingBloom<Blocked>, 2);
+                               CountingBloom, 2);
 }
 
 }  // namespace

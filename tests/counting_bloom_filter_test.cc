@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// Tests for cuckoo::CountingBloomFilter and its blocked variant
-// cuckoo::BlockedCountingBloomFilter. The contract both keep runs as one
-// typed suite: no false negatives, safe removal (no underflow, sticky
-// saturation, repeated probes), packed counters against a reference model,
-// bad arguments. Each filter's own tests follow: measured false positive
-// rate against its model, sizing, its own limits, accessors.
-
-#include "cuckoo/counting_bloom_filter.h"
+// Tests for cuckoo::BlockedCountingBloomFilter: the counting contract (no
+// false negatives, safe removal: no underflow, sticky saturation, repeated
+// probes; packed counters against a reference model; bad arguments), then
+// the blocked filter's own: its probes, batched lookup, measured false
+// positive rate against its model, sizing, limits, accessors.
 
 #include <gtest/gtest.h>
 
@@ -61,12 +58,18 @@ double MeasureFalsePositiveRate(const Filter& filter, uint64_t num_queries) {
          static_cast<double>(num_queries);
 }
 
+// The rate of an unblocked counting Bloom filter of m counters, k probes
+// and n keys: (1 - e^(-k n / m))^k.
+double UnblockedRate(uint64_t m, int k, uint64_t n) {
+  return std::pow(
+      1.0 - std::exp(-k * static_cast<double>(n) / static_cast<double>(m)), k);
+}
+
 // ----------------------------------------------------------------------
-// The contract both filters keep: no false negatives, Remove that refuses
+// The counting contract: no false negatives, Remove that refuses
 // what cannot be present and never underflows, sticky saturation, repeated
 // probes counted as often as they repeat, counters that follow a reference
-// model, and the arguments both refuse. Each test runs for
-// CountingBloomFilter and BlockedCountingBloomFilter.
+// model, and the arguments the filter refuses.
 // ----------------------------------------------------------------------
 
 // Counter values predicted from ProbePositions, with the documented
@@ -130,47 +133,16 @@ class ReferenceCounters {
   uint64_t num_keys_ = 0;
 };
 
-// The shapes the contract tests need, per filter type.
-template <typename Filter>
-struct Shapes;
+using Filter = BlockedCountingBloomFilter;
 
-template <>
-struct Shapes<CountingBloomFilter> {
-  // Few counters: a key's probes often land twice on one counter, and keys
-  // share counters, so saturation and refused removals happen often.
-  static CountingBloomFilter Crowded(int num_hashes, int counter_bits) {
-    return CountingBloomFilter(61, num_hashes, counter_bits);
-  }
-};
-
-template <>
-struct Shapes<BlockedCountingBloomFilter> {
-  // Two blocks: the same crowding, each key's inside one cache line.
-  static BlockedCountingBloomFilter Crowded(int num_hashes, int counter_bits) {
-    return BlockedCountingBloomFilter(2, num_hashes, counter_bits);
-  }
-};
-
-template <typename Filter>
-class CountingFilterContractTest : public ::testing::Test {};
-
-struct CountingFilterNames {
-  template <typename Filter>
-  static std::string GetName(int) {
-    return std::is_same<Filter, BlockedCountingBloomFilter>::value
-               ? "Blocked"
-               : "Unblocked";
-  }
-};
-
-using CountingFilterTypes =
-    ::testing::Types<CountingBloomFilter, BlockedCountingBloomFilter>;
-TYPED_TEST_SUITE(CountingFilterContractTest, CountingFilterTypes,
-                 CountingFilterNames);
+// Two blocks: a key's probes often land twice on one counter, and keys
+// share counters, so saturation and refused removals happen often.
+Filter Crowded(int num_hashes, int counter_bits) {
+  return Filter(2, num_hashes, counter_bits);
+}
 
 // Finds a hash whose probe positions in `filter` are all distinct; false if
 // none turns up within a generous number of tries.
-template <typename Filter>
 bool FindHashWithDistinctPositions(const Filter& filter, uint64_t* hash) {
   SplitMix64 generator(41);
   for (int attempt = 0; attempt < 10000; ++attempt) {
@@ -184,7 +156,6 @@ bool FindHashWithDistinctPositions(const Filter& filter, uint64_t* hash) {
 
 // Finds a hash whose probes hit some counter at least twice, and that
 // counter; false if none turns up.
-template <typename Filter>
 bool FindHashWithRepeatedPosition(const Filter& filter, uint64_t seed,
                                   uint64_t* hash, uint64_t* repeated_position) {
   SplitMix64 generator(seed);
@@ -203,9 +174,7 @@ bool FindHashWithRepeatedPosition(const Filter& filter, uint64_t seed,
   return false;
 }
 
-TYPED_TEST(CountingFilterContractTest,
-           NoFalseNegativesAcrossSeedsAndCounterWidths) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest, NoFalseNegativesAcrossSeedsAndCounterWidths) {
   constexpr size_t kNumKeys = 100000;
   for (int counter_bits : {4, 8}) {
     for (uint64_t seed : {1, 2, 3}) {
@@ -227,9 +196,8 @@ TYPED_TEST(CountingFilterContractTest,
   }
 }
 
-TYPED_TEST(CountingFilterContractTest,
-           RemoveOfAbsentKeyReturnsFalseAndChangesNothing) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest,
+     RemoveOfAbsentKeyReturnsFalseAndChangesNothing) {
   for (int counter_bits : {4, 8}) {
     Filter filter(Filter::ForCapacity(10000, 0.01, counter_bits));
     EXPECT_FALSE(filter.Remove(12345)) << "empty filter";
@@ -258,9 +226,7 @@ TYPED_TEST(CountingFilterContractTest,
   }
 }
 
-TYPED_TEST(CountingFilterContractTest,
-           RemovingHalfKeepsTheRestAndDropsTheRemoved) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest, RemovingHalfKeepsTheRestAndDropsTheRemoved) {
   constexpr size_t kNumKeys = 100000;
   for (int counter_bits : {4, 8}) {
     Filter filter(Filter::ForCapacity(kNumKeys, 0.01, counter_bits));
@@ -293,8 +259,7 @@ TYPED_TEST(CountingFilterContractTest,
   }
 }
 
-TYPED_TEST(CountingFilterContractTest, RemoveAllRestoresTheEmptyFilter) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest, RemoveAllRestoresTheEmptyFilter) {
   for (int counter_bits : {4, 8}) {
     Filter filter(Filter::ForCapacity(5000, 0.01, counter_bits));
     const Filter empty = filter;
@@ -310,8 +275,7 @@ TYPED_TEST(CountingFilterContractTest, RemoveAllRestoresTheEmptyFilter) {
   }
 }
 
-TYPED_TEST(CountingFilterContractTest, InvalidArgumentsThrow) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest, InvalidArgumentsThrow) {
   EXPECT_THROW(Filter::ForCapacity(0, 0.01), std::invalid_argument);
   EXPECT_THROW(Filter::ForCapacity(100, 0.0), std::invalid_argument);
   EXPECT_THROW(Filter::ForCapacity(100, 1.0), std::invalid_argument);
@@ -342,7 +306,6 @@ TYPED_TEST(CountingFilterContractTest, InvalidArgumentsThrow) {
 // Adds one key more times than a counter can count, removes it as many
 // times, then removes every other key: the key's counters stay saturated
 // (so it is still present), and no other counter underflowed.
-template <typename Filter>
 void ExpectSaturationIsSticky(int counter_bits, int repeats) {
   SCOPED_TRACE(std::to_string(counter_bits) + "-bit counters");
   Filter filter(Filter::ForCapacity(1000, 0.01, counter_bits));
@@ -395,19 +358,15 @@ void ExpectSaturationIsSticky(int counter_bits, int repeats) {
   EXPECT_FALSE(filter.Contains(hash));
 }
 
-TYPED_TEST(CountingFilterContractTest,
-           FourBitCountersSaturateAndStaySaturated) {
-  ExpectSaturationIsSticky<TypeParam>(4, 20);
+TEST(CountingFilterContractTest, FourBitCountersSaturateAndStaySaturated) {
+  ExpectSaturationIsSticky(4, 20);
 }
 
-TYPED_TEST(CountingFilterContractTest,
-           EightBitCountersSaturateAndStaySaturated) {
-  ExpectSaturationIsSticky<TypeParam>(8, 300);
+TEST(CountingFilterContractTest, EightBitCountersSaturateAndStaySaturated) {
+  ExpectSaturationIsSticky(8, 300);
 }
 
-TYPED_TEST(CountingFilterContractTest,
-           FourBitCountersSaturateExactlyAtFifteen) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest, FourBitCountersSaturateExactlyAtFifteen) {
   Filter filter(1000, 5, 4);
   uint64_t hash = 0;
   ASSERT_TRUE(FindHashWithDistinctPositions(filter, &hash));
@@ -420,8 +379,7 @@ TYPED_TEST(CountingFilterContractTest,
             static_cast<uint64_t>(filter.NumHashes()));
 }
 
-TYPED_TEST(CountingFilterContractTest, EightBitCountersDoNotSaturateAtTwenty) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest, EightBitCountersDoNotSaturateAtTwenty) {
   Filter filter(Filter::ForCapacity(1000, 0.01, 8));
   const Filter empty = filter;
   uint64_t hash = 0;
@@ -439,10 +397,9 @@ TYPED_TEST(CountingFilterContractTest, EightBitCountersDoNotSaturateAtTwenty) {
 
 // A key whose probes land twice on one counter adds 2 to it, and removing
 // it takes 2 off: every counter holds exactly its number of probes.
-TYPED_TEST(CountingFilterContractTest, RepeatedProbePositionsAreCountedTwice) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest, RepeatedProbePositionsAreCountedTwice) {
   for (int counter_bits : {4, 8}) {
-    Filter filter = Shapes<Filter>::Crowded(6, counter_bits);
+    Filter filter = Crowded(6, counter_bits);
     const Filter empty = filter;
     uint64_t key = 0;
     uint64_t repeated_position = 0;
@@ -462,13 +419,12 @@ TYPED_TEST(CountingFilterContractTest, RepeatedProbePositionsAreCountedTwice) {
   }
 }
 
-TYPED_TEST(CountingFilterContractTest,
-           RemoveRefusesWhenRepeatedProbeCounterIsTooLow) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest,
+     RemoveRefusesWhenRepeatedProbeCounterIsTooLow) {
   // Build a state where the key's repeated counter is exactly 1 and its
   // other counters are nonzero: Contains is true, yet the key was never
   // added, and decrementing twice would underflow.
-  Filter filter = Shapes<Filter>::Crowded(4, 4);
+  Filter filter = Crowded(4, 4);
   uint64_t key = 0;
   uint64_t repeated_position = 0;
   ASSERT_TRUE(
@@ -510,13 +466,12 @@ TYPED_TEST(CountingFilterContractTest,
   EXPECT_TRUE(filter == before);
 }
 
-TYPED_TEST(CountingFilterContractTest, PackedCountersMatchReferenceModel) {
-  using Filter = TypeParam;
+TEST(CountingFilterContractTest, PackedCountersMatchReferenceModel) {
   for (int counter_bits : {4, 8}) {
     SCOPED_TRACE(std::to_string(counter_bits) + "-bit counters");
     // Counters share bytes or words, probes collide, and saturation and
     // refused removals all happen.
-    Filter filter = Shapes<Filter>::Crowded(3, counter_bits);
+    Filter filter = Crowded(3, counter_bits);
     ReferenceCounters reference(filter.NumCounters(), counter_bits);
     const std::vector<uint64_t> pool = MakeHashes(51, 40);
     // Saturate the counters of a few keys first.
@@ -564,157 +519,6 @@ TYPED_TEST(CountingFilterContractTest, PackedCountersMatchReferenceModel) {
     EXPECT_GT(successful_removes, 1000);
     EXPECT_GT(refused_removes, 1000);
   }
-}
-
-// ----------------------------------------------------------------------
-// CountingBloomFilter
-// ----------------------------------------------------------------------
-
-void ExpectFalsePositiveRateMatchesTheory(uint64_t num_keys, double target_rate,
-                                          int counter_bits,
-                                          uint64_t num_queries) {
-  CountingBloomFilter filter(
-      CountingBloomFilter::ForCapacity(num_keys, target_rate, counter_bits));
-  for (uint64_t hash : MakeHashes(7, num_keys)) {
-    filter.Add(hash);
-  }
-  const double expected = filter.ExpectedFalsePositiveRate();
-  const double measured = MeasureFalsePositiveRate(filter, num_queries);
-  std::cout << "[ FPR      ] n=" << num_keys << " target=" << target_rate
-            << " counter_bits=" << counter_bits << " m=" << filter.NumCounters()
-            << " k=" << filter.NumHashes()
-            << " bits/key=" << filter.BitsPerKey() << " expected=" << expected
-            << " measured=" << measured << " over " << num_queries
-            << " absent keys\n";
-  EXPECT_NEAR(measured, expected, 0.2 * expected);
-  EXPECT_NEAR(expected, target_rate, 0.1 * target_rate);
-  EXPECT_EQ(filter.SaturatedCounters(), 0u);
-}
-
-TEST(CountingBloomFilterTest, FalsePositiveRateAtOnePercentWith4BitCounters) {
-  ExpectFalsePositiveRateMatchesTheory(100000, 0.01, 4, 1000000);
-}
-
-TEST(CountingBloomFilterTest,
-     FalsePositiveRateAtOneTenthPercentWith8BitCounters) {
-  ExpectFalsePositiveRateMatchesTheory(100000, 0.001, 8, 2000000);
-}
-
-// A filter shaped by ForCapacity, filled with that many keys, meets its
-// target: the measured rate is at most the target (with 4 standard errors of
-// slack) and not far below it, which a wasteful shape would be.
-TEST(CountingBloomFilterTest, ForCapacityMeetsItsTargetWithoutWaste) {
-  struct Case {
-    uint64_t keys;
-    double rate;
-  };
-  for (const Case& c : {Case{100000, 0.01}, Case{20000, 0.001},
-                        Case{12345, 0.02}, Case{777, 0.2}}) {
-    for (int counter_bits : {4, 8}) {
-      SCOPED_TRACE(std::to_string(c.keys) + " keys at " +
-                   std::to_string(c.rate) + ", " +
-                   std::to_string(counter_bits) + "-bit counters");
-      CountingBloomFilter filter(
-          CountingBloomFilter::ForCapacity(c.keys, c.rate, counter_bits));
-      SplitMix64 stream(c.keys + counter_bits);
-      for (uint64_t i = 0; i < c.keys; ++i) filter.Add(stream.Next());
-      const int probes = 400000;
-      int positives = 0;
-      for (int i = 0; i < probes; ++i)
-        positives += filter.Contains(stream.Next());
-      const double measured = static_cast<double>(positives) / probes;
-      const double slack = 4.0 * std::sqrt(c.rate * (1.0 - c.rate) / probes);
-      EXPECT_LE(measured, c.rate * 1.05 + slack);
-      EXPECT_GE(measured, c.rate * 0.6 - slack);
-    }
-  }
-
-  const CountingBloomFilter::Config one_percent =
-      CountingBloomFilter::ForCapacity(100000, 0.01);
-  EXPECT_EQ(one_percent.num_counters, 958506u);
-  EXPECT_EQ(one_percent.num_hashes, 7);
-  EXPECT_EQ(one_percent.counter_bits, 4);
-}
-
-TEST(CountingBloomFilterTest, ForCapacityClampsNumHashes) {
-  // m/n * ln 2 = 0.15 rounds to 0, clamped up to 1.
-  EXPECT_EQ(CountingBloomFilter::ForCapacity(1000, 0.9).num_hashes, 1);
-  // m/n * ln 2 = 99.8, clamped down to 30.
-  EXPECT_EQ(CountingBloomFilter::ForCapacity(1, 1e-30).num_hashes,
-            CountingBloomFilter::kMaxNumHashes);
-  EXPECT_EQ(CountingBloomFilter::kMaxNumHashes, 30);
-}
-
-// Beyond the arguments both filters refuse: a shape of more than 2^62
-// counters.
-TEST(CountingBloomFilterTest, RefusesMoreCountersThanItCanAddress) {
-  EXPECT_THROW(CountingBloomFilter::ForCapacity(uint64_t{1} << 62, 1e-300),
-               std::invalid_argument);
-}
-
-TEST(CountingBloomFilterTest, AccessorsAndSizeAccounting) {
-  CountingBloomFilter nibbles(1001, 3, 4);
-  EXPECT_EQ(nibbles.NumCounters(), 1001u);
-  EXPECT_EQ(nibbles.NumHashes(), 3);
-  EXPECT_EQ(nibbles.CounterBits(), 4);
-  EXPECT_EQ(nibbles.SizeInBytes(), 501u);
-  EXPECT_EQ(nibbles.Size(), 0u);
-  EXPECT_EQ(nibbles.BitsPerKey(), 0.0);
-  EXPECT_EQ(nibbles.ExpectedFalsePositiveRate(), 0.0);
-
-  CountingBloomFilter bytes(1001, 3, 8);
-  EXPECT_EQ(bytes.CounterBits(), 8);
-  EXPECT_EQ(bytes.SizeInBytes(), 1001u);
-
-  const std::vector<uint64_t> hashes = MakeHashes(71, 100);
-  for (uint64_t hash : hashes) {
-    nibbles.Add(hash);
-  }
-  EXPECT_EQ(nibbles.Size(), 100u);
-  EXPECT_DOUBLE_EQ(nibbles.BitsPerKey(), 501.0 * 8.0 / 100.0);
-  EXPECT_DOUBLE_EQ(
-      nibbles.ExpectedFalsePositiveRate(),
-      CountingBloomFilter::ExpectedFalsePositiveRate(1001, 3, 100));
-
-  for (uint64_t hash : hashes) {
-    for (uint64_t position : nibbles.ProbePositions(hash)) {
-      ASSERT_LT(position, nibbles.NumCounters());
-    }
-  }
-
-  nibbles.Clear();
-  EXPECT_EQ(nibbles.Size(), 0u);
-  EXPECT_TRUE(nibbles == CountingBloomFilter(1001, 3, 4));
-  for (uint64_t hash : hashes) {
-    EXPECT_FALSE(nibbles.Contains(hash));
-  }
-}
-
-// The expected rate is the one a filter of that shape and load measures.
-TEST(CountingBloomFilterTest, ExpectedFalsePositiveRateIsTheMeasuredOne) {
-  for (int num_hashes : {1, 3, 7}) {
-    for (uint64_t keys : {2000u, 10000u, 25000u}) {
-      SCOPED_TRACE(std::to_string(num_hashes) + " hashes, " +
-                   std::to_string(keys) + " keys");
-      CountingBloomFilter filter(100000, num_hashes, 4);
-      SplitMix64 stream(keys * 10 + num_hashes);
-      for (uint64_t i = 0; i < keys; ++i) filter.Add(stream.Next());
-      const double expected = filter.ExpectedFalsePositiveRate();
-      EXPECT_EQ(expected, CountingBloomFilter::ExpectedFalsePositiveRate(
-                              100000, num_hashes, keys));
-      const int probes = 300000;
-      int positives = 0;
-      for (int i = 0; i < probes; ++i)
-        positives += filter.Contains(stream.Next());
-      const double measured = static_cast<double>(positives) / probes;
-      const double slack =
-          4.0 * std::sqrt(expected * (1.0 - expected) / probes);
-      EXPECT_NEAR(measured, expected, expected * 0.05 + slack);
-    }
-  }
-  EXPECT_EQ(CountingBloomFilter::ExpectedFalsePositiveRate(1000, 3, 0), 0.0);
-  EXPECT_LT(CountingBloomFilter::ExpectedFalsePositiveRate(1000, 3, 10),
-            CountingBloomFilter::ExpectedFalsePositiveRate(1000, 3, 100));
 }
 
 // ----------------------------------------------------------------------
@@ -841,8 +645,8 @@ TEST(BlockedCountingBloomFilterTest, FalsePositiveRateMatchesTheBlockedModel) {
         std::sqrt(state.mean * (1.0 - state.mean) / kQueries);
     const double state_error =
         std::sqrt(state.variance / static_cast<double>(filter.NumBlocks()));
-    const double unblocked = CountingBloomFilter::ExpectedFalsePositiveRate(
-        filter.NumCounters(), filter.NumHashes(), c.keys);
+    const double unblocked =
+        UnblockedRate(filter.NumCounters(), filter.NumHashes(), c.keys);
     std::cout << "[ FPR      ] blocks=" << filter.NumBlocks()
               << " k=" << filter.NumHashes()
               << " counter_bits=" << filter.CounterBits() << " n=" << c.keys
@@ -966,8 +770,7 @@ TEST(BlockedCountingBloomFilterTest, BlockedRateIsAboveTheApproximations) {
   }
   const double exact =
       BlockedCountingBloomFilter::ExpectedFalsePositiveRate(blocks, k, keys);
-  const double unblocked =
-      CountingBloomFilter::ExpectedFalsePositiveRate(blocks * 128, k, keys);
+  const double unblocked = UnblockedRate(blocks * 128, k, keys);
   std::cout << "[ MODEL    ] unblocked=" << unblocked << " putze=" << putze
             << " exact=" << exact << "\n";
   EXPECT_GT(putze, 1.3 * unblocked);
@@ -985,10 +788,9 @@ TEST(BlockedCountingBloomFilterTest, BlockedRateIsAboveTheApproximations) {
       1e-12);
 }
 
-// Beyond the arguments both filters refuse: more than 2^55 blocks, from too
+// Beyond the arguments of the contract: more than 2^55 blocks, from too
 // many keys or from a rate one key cannot reach.
 TEST(BlockedCountingBloomFilterTest, RefusesMoreBlocksThanItCanAddress) {
-  using Filter = BlockedCountingBloomFilter;
   EXPECT_THROW(Filter::ForCapacity(uint64_t{1} << 62, 0.01), std::length_error);
   EXPECT_THROW(Filter::ForCapacity(1, 1e-300), std::length_error);
   EXPECT_NO_THROW(Filter::ForCapacity(1, 0.5));

@@ -4,9 +4,33 @@
 // cache line), with 4-bit (default) or 8-bit saturating counters. It owns
 // its block storage, the probe scheme, the sizing search (ForCapacity) and
 // the false-positive-rate model of blocked filters. It has no RocksDB
-// dependency. Semantics match cuckoo::CountingBloomFilter
-// (counting_bloom_filter.h): sticky saturation, Remove that never
-// underflows, the same accessors.
+// dependency.
+//
+// ######################################################################
+// ################## Counting Bloom filter theory ######################
+// ######################################################################
+//
+// A Bloom filter answers "maybe present" for a key when all k cells it maps
+// to are set. A counting Bloom filter (Fan, Cao, Almeida, Broder: "Summary
+// Cache", 2000) replaces each bit by a small counter so that keys can also
+// be removed: Add increments the k counters, Remove decrements them, and
+// Contains checks that all k are nonzero.
+//
+// Why saturation must be sticky: once a counter reaches its maximum value
+// we no longer know how many insertions it stands for, because further
+// increments are dropped. If Remove decremented it anyway, it could reach
+// zero while keys that map to it are still present, turning those keys into
+// false negatives, which a Bloom filter must never produce. So a saturated
+// counter stays at its maximum until Clear(); the only cost is a slightly
+// higher false positive rate. SaturatedCounters() reports how many counters
+// are stuck this way, as a health signal for the filter.
+//
+// Remove never underflows: if any of a key's counters is too small for the
+// key to have been added (zero, or smaller than the number of the key's
+// probes that land on it), the key cannot be present, and Remove changes
+// nothing and returns false. Removing a key that was never added but is a
+// false positive (all its counters nonzero) cannot be detected by any
+// counting Bloom filter; callers must only remove keys they added.
 //
 // ######################################################################
 // ############### Blocked counting Bloom filter theory #################
@@ -63,21 +87,21 @@
 // 32% more at p = 0.1% with 4-bit counters (27% and 67% with 8-bit ones,
 // whose 64-counter blocks vary more), with a slightly smaller k.
 //
-// Counter overflow: a counter in a block of j keys holds Binomial(jk, 1/B),
-// so loaded blocks also have larger counters. At the 1% shape with 4-bit
-// counters a counter reaches 16 with probability about 3e-16 (averaged over
-// block loads), about a hundred times the unblocked value but still
-// negligible for any real filter; saturated counters are counted by
-// SaturatedCounters() as in the unblocked filter.
+// Why 4 bits suffice: a counter in a block of j keys holds Binomial(jk,
+// 1/B). In an unblocked filter of m counters sized optimally
+// (k = (m / n) ln 2), the probability that any counter reaches 16 is at
+// most m * C(nk, 16) / m^16 <= m * (e ln 2 / 16)^16, about 1.37e-15 * m;
+// loaded blocks have larger counters, and at the 1% shape with 4-bit
+// counters a counter here reaches 16 with probability about 3e-16
+// (averaged over block loads), about a hundred times the unblocked value
+// but still negligible for any real filter. 8-bit counters exist for
+// filters that are deliberately overloaded or that see the same key added
+// many times.
 //
-// Saturation stays sticky and Remove never underflows, exactly as in
-// CountingBloomFilter: a counter at its maximum is never decremented, and a
-// Remove whose key cannot be present (a probed counter that is not
-// saturated and smaller than the number of the key's probes on it) changes
-// nothing and returns false. Remove applies the decrements in place in
-// probe order (so a counter probed twice must hold at least 2) and, if a
-// probed counter is zero when its turn comes, adds back the decrements it
-// made, which is the same test and leaves the block as it was.
+// Remove applies the decrements in place in probe order (so a counter
+// probed twice must hold at least 2) and, if a probed counter is zero when
+// its turn comes, adds back the decrements it made: the no-underflow test
+// above, which leaves the block as it was.
 
 #pragma once
 
