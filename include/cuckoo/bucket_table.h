@@ -33,7 +33,6 @@ class BucketTableView {
 
   const BucketLayout& layout() const { return layout_; }
   uint32_t num_buckets() const { return num_buckets_; }
-  int bucket_size() const { return layout_.bucket_size; }
   const uint8_t* data() const { return data_; }
   const AnyBucketCodec& codec() const { return codec_; }
 

@@ -29,7 +29,6 @@ class Writer {
     for (size_t i = 0; i < size; ++i) cursor_[i] = bytes[i];
     cursor_ += size;
   }
-  uint8_t* cursor() const { return cursor_; }
 
  private:
   uint8_t* cursor_;

@@ -697,17 +697,11 @@ class CuckooFilter {
       return count;
     }
 
+    template <bool kIfAbsent>
     static size_t InsertBatch(CuckooFilter& filter, const uint64_t* hashes,
                               size_t count, InsertResult* results,
                               size_t* stored) {
-      return InsertEach<false>(
-          filter, count, [hashes](size_t i) { return hashes[i]; }, results,
-          stored);
-    }
-    static size_t InsertBatchIfAbsent(CuckooFilter& filter,
-                                      const uint64_t* hashes, size_t count,
-                                      InsertResult* results, size_t* stored) {
-      return InsertEach<true>(
+      return InsertEach<kIfAbsent>(
           filter, count, [hashes](size_t i) { return hashes[i]; }, results,
           stored);
     }
@@ -803,10 +797,13 @@ class CuckooFilter {
 
   template <typename Ops>
   static const Dispatch* DispatchOf() {
-    static constexpr Dispatch dispatch = {
-        &Ops::Contains,    &Ops::ContainsBatch,       &Ops::Insert,
-        &Ops::InsertBatch, &Ops::InsertBatchIfAbsent, &Ops::Erase,
-        &Ops::Count};
+    static constexpr Dispatch dispatch = {&Ops::Contains,
+                                          &Ops::ContainsBatch,
+                                          &Ops::Insert,
+                                          &Ops::template InsertBatch<false>,
+                                          &Ops::template InsertBatch<true>,
+                                          &Ops::Erase,
+                                          &Ops::Count};
     return &dispatch;
   }
 

@@ -6,38 +6,13 @@
 // (CuckooFilterLoader) or chunk by chunk (CuckooFilterChunkLoader,
 // CF.LOADCHUNK).
 //
-// Format, version 2 (all integers little-endian, no alignment assumed):
-//   offset  size  field
-//        0     4  magic "CKF\x01"
-//        4     2  format version (2)
-//        6     1  bucket size (2, 4, 8)
-//        7     1  key fingerprint bits f (4..32)
-//        8     1  flags: bit 0 = semi-sorted; bits 1-2 = the key hasher
-//                 (KeyHasher: 0 XXH3, 1 integer); other bits must be 0
-//        9     1  log2 of the expansion e (0: the filter does not grow)
-//       10     1  growth limit G (0 when e = 0; G e <= 32 - f)
-//       11     1  growths so far k (<= G)
-//       12     4  number of buckets now: an even base count << k e
-//       16     4  max kicks (<= 65536)
-//       20     4  stash capacity (1..65536)
-//       24     4  stash size (<= capacity)
-//       28     4  peak stash size (stash size..capacity)
-//       32     8  number of items
-//       40     8  seed
-//       48     8  generator state
-//       56     8  total kicks
-//       64     8  failed inserts
-//       72     8  items deleted
-//       80   8 s  stash entries: bucket (4), slot value (4)
-//        .     T  table: TableDataBytes(slots, buckets) + 7 zero bytes, with
-//                 slots of f + (G - k) e bits
-//        .     8  XXH3-64 of every byte before it
-// Version 1 (written before growth existed) is read too: bytes 9-11 are 0
-// and there is no "items deleted" field (the stash starts at 72). Filters
-// written before the key hasher was recorded have 0 there: XXH3, which was
-// the only hasher then. A reader refuses a hasher it does not know, rather
-// than probe the filter with another hash. docs/dynamic-filter-format.md
-// has the whole format.
+// docs/dynamic-filter-format.md has the format, field by field: an 80-byte
+// header (magic "CKF\x01", version 2, the layout, the growth fields, the
+// limits and the history), the stash entries, the table as the filter holds
+// it, and the XXH3-64 of every byte before it; all integers little-endian,
+// no alignment assumed. Version 1 (written before growth existed: a 72-byte
+// header with no "items deleted") is read too. A reader refuses a key
+// hasher it does not know, rather than probe the filter with another hash.
 //
 // A reader rejects other versions, sizes that do not add up exactly, a wrong
 // checksum, and contents no writer produces (limits out of range, stash
@@ -46,24 +21,14 @@
 // slots). The checksum detects damage, not intent: anyone can recompute it,
 // so every field is bounded as well.
 //
-// Chunks
-// ------
-// A chunked dump cuts the same bytes into slices, each framed so that a
-// loader can check it on its own before using it:
-//   offset  size  field
-//        0     4  magic "CKC\x01"
-//        4     4  sequence number (0, 1, ...)
-//        8     8  dump id: the checksum of the whole serialized filter
-//       16     8  offset of the payload in the serialized filter
-//       24     8  size of the serialized filter
-//       32     4  payload bytes p (>= 1)
-//       36     4  number of chunks in the dump
-//       40     p  payload
-//     40+p     8  XXH3-64 of the chunk's bytes before it
-// Chunks must be loaded in order; a chunk that is damaged, out of order,
-// from another dump, or reaching past the filter's end is refused with a
-// reason and leaves the loader as it was, so the right chunk can follow.
-// The filter must not change while it is being dumped.
+// A chunked dump cuts the same bytes into slices, each framed (magic
+// "CKC\x01", sequence number, dump id, offset, total size, payload size,
+// chunk count, payload, XXH3-64 of the chunk) so that a loader can check it
+// on its own before using it. Chunks must be loaded in order; a chunk that
+// is damaged, out of order, from another dump, or reaching past the
+// filter's end is refused with a reason and leaves the loader as it was, so
+// the right chunk can follow. The filter must not change while it is being
+// dumped.
 #pragma once
 
 #include <algorithm>
@@ -123,8 +88,6 @@ class CuckooFilterLoader {
   }
 
   uint64_t bytes_loaded() const { return loaded_; }
-  // The serialized size, once the header has been read; 0 before.
-  uint64_t expected_size() const { return expected_size_; }
   bool complete() const {
     return expected_size_ != 0 && loaded_ == expected_size_;
   }
@@ -585,21 +548,18 @@ inline std::vector<uint8_t> CuckooFilterDumper::HeadOf(
   return out;
 }
 
-// The whole serialized filter in one buffer: the payloads of a dump, one
-// after the other.
+// The whole serialized filter in one buffer.
 inline std::vector<uint8_t> SerializeCuckooFilter(const CuckooFilter& filter) {
-  CuckooFilterDumper dumper(filter, size_t{1} << 31);
   std::vector<uint8_t> out;
-  std::vector<uint8_t> chunk;
-  while (dumper.Next(&chunk)) {
-    out.insert(out.end(), chunk.begin() + serialization::kChunkHeaderBytes,
-               chunk.end() - serialization::kChunkChecksumBytes);
-  }
+  CuckooFilterDumper(filter).ForEachPart(
+      [&out](const uint8_t* data, size_t size) {
+        out.insert(out.end(), data, data + size);
+      });
   return out;
 }
 
 // CF.LOADCHUNK: rebuilds a filter from the chunks of a CuckooFilterDumper,
-// given in order. Each chunk is checked before it is used (see "Chunks").
+// given in order. Each chunk is checked before it is used.
 class CuckooFilterChunkLoader {
  public:
   // A dump of more than max_size serialized bytes is refused at its first

@@ -211,7 +211,6 @@ class GrowableHashing {
   uint32_t base_buckets() const { return base_.num_buckets(); }
   // The largest slot value (slot_bits() ones).
   uint32_t max_fingerprint() const { return max_fingerprint_; }
-  int key_fingerprint_bits() const { return key_fingerprint_bits_; }
   int reserve_bits() const { return reserve_bits_; }
   int moved_bits() const { return moved_bits_; }
   // The mapping of the base bucket count; with no reserve bits it is this
