@@ -91,7 +91,7 @@ uint64_t FilterValue::DumpChecksum() const {
 
 size_t FilterValue::MemoryUsage() const {
   size_t bytes = sizeof(*this);
-  if (ready()) return bytes + filter_->SizeInBytes();
+  if (ready()) return bytes + filter_->SizeInBytes() + filter_->WalkLogBytes();
   for (const std::string& chunk : chunks_) bytes += chunk.capacity();
   return bytes;
 }

@@ -73,7 +73,8 @@ class FilterValue {
   // is as it was.
   bool LoadChunk(const std::string& chunk, std::string* error);
 
-  // Bytes held, for MEMORY USAGE and CF.INFO's "Size".
+  // Bytes held, for MEMORY USAGE and CF.INFO's "Size": the filter's table
+  // and stash, and its walk's log once a walk has reserved it.
   size_t MemoryUsage() const;
 
   // The RDB record as string buffers (RdbSave): a kind byte, then for a

@@ -462,6 +462,12 @@ class CuckooFilter {
   size_t SizeInBytes() const {
     return table_.bytes().size() + options_.stash_capacity * sizeof(StashEntry);
   }
+  // Memory held besides SizeInBytes(): the kick-out walk's log, which the
+  // first insert that has to move others reserves for max_kicks steps and
+  // keeps (InsertByMoving).
+  size_t WalkLogBytes() const {
+    return walk_log_.capacity() * sizeof(KickStep);
+  }
   double BitsPerKey() const {
     return history_.items == 0 ? 0.0
                                : 8.0 * static_cast<double>(SizeInBytes()) /

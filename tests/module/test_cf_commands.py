@@ -233,6 +233,20 @@ def test_filter_without_growth_fills_and_loses_nothing(server):
     assert r.cf().mexists("f", *stored) == [1] * len(stored)
 
 
+def test_memory_usage_counts_the_walks_log(server):
+    # The first insert that has to move other items reserves the kick-out
+    # walk's log for MAXITERATIONS steps (12 bytes each), and keeps it.
+    r = server.client
+    r.execute_command("CF.RESERVE", "f", 1000, "MAXITERATIONS", 65535,
+                      "EXPANSION", 0)
+    empty = r.memory_usage("f")
+    assert r.cf().info("f").size <= empty < 65535 * 12
+    replies = r.execute_command("CF.INSERT", "f", "ITEMS", *items(5000))
+    assert -1 in replies
+    assert r.memory_usage("f") >= empty + 65535 * 12
+    assert r.cf().info("f").size >= 65535 * 12
+
+
 def test_nogrow_holds_the_filter_at_its_size(server):
     r = server.client
     r.execute_command("CF.RESERVE", "f", 1000)
