@@ -274,8 +274,7 @@ class CuckooFilterLoader {
     stash_size_ = byte_io::Load<uint32_t>(data + 24);
     peak_stash_size_ = byte_io::Load<uint32_t>(data + 28);
     options.seed = byte_io::Load<uint64_t>(data + 40);
-    std::string problem =
-        CuckooFilter::GeometryProblem(options, num_buckets_, growths_);
+    std::string problem = GeometryProblem(options, num_buckets_, growths_);
     if (!problem.empty()) {
       *why = problem;
       return false;
@@ -286,14 +285,12 @@ class CuckooFilterLoader {
              " exceeds the capacity " + std::to_string(options.stash_capacity);
       return false;
     }
-    hashing_.emplace(
-        CuckooFilter::HashingAfter(options, num_buckets_, growths_));
+    hashing_.emplace(HashingAfter(options, num_buckets_, growths_));
     const size_t header_bytes = version1 ? serialization::kVersion1HeaderBytes
                                          : serialization::kHeaderBytes;
     head_bytes_ = header_bytes + stash_size_ * serialization::kStashEntryBytes;
     const uint64_t table_bytes =
-        TableDataBytes(CuckooFilter::SlotLayout(options, *hashing_),
-                       num_buckets_) +
+        TableDataBytes(SlotLayout(options, *hashing_), num_buckets_) +
         kTablePaddingBytes;
     expected_size_ = head_bytes_ + table_bytes + serialization::kChecksumBytes;
     if (total_size_ != 0 && expected_size_ != total_size_) {
@@ -331,7 +328,7 @@ class CuckooFilterLoader {
       stash.push_back(entry);
     }
     stash_ = std::move(stash);
-    table_.emplace(CuckooFilter::SlotLayout(options_, *hashing_), num_buckets_);
+    table_.emplace(SlotLayout(options_, *hashing_), num_buckets_);
     return true;
   }
 
@@ -517,7 +514,7 @@ inline std::vector<uint8_t> CuckooFilterDumper::HeadOf(
   namespace s = serialization;
   std::vector<uint8_t> out(
       s::kHeaderBytes + filter.stash().size() * s::kStashEntryBytes, 0);
-  const int expansion_bits = CuckooFilter::ExpansionBits(filter.options());
+  const int expansion_bits = ExpansionBits(filter.options());
   byte_io::Writer writer(out.data());
   writer.PutBytes(s::kMagic, sizeof(s::kMagic));
   writer.Put<uint16_t>(s::kFormatVersion);

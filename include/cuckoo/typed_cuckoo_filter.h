@@ -90,9 +90,8 @@ class TypedCuckooFilter {
   static TypedCuckooFilter Reserve(uint64_t capacity,
                                    const CuckooFilterOptions& options = {}) {
     const CuckooFilterOptions typed = TypedOptions(options);
-    return TypedCuckooFilter(CuckooFilter(
-        AllowedBuckets(CuckooFilter::BucketsToReserve(capacity, typed)),
-        typed));
+    return TypedCuckooFilter(
+        CuckooFilter(AllowedBuckets(BucketsToReserve(capacity, typed)), typed));
   }
 
   // Adopts a runtime filter of this type's layout, hasher and bucket
