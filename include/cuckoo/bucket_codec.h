@@ -454,7 +454,7 @@ class SemiSortedCodec : public Geometry {
   // Replace(bucket, 0, value) of a nonzero value (an insert), without
   // decoding into slots, sorting and encoding: the bucket's work after its
   // load is what keeps one insert's miss from overlapping the next one's
-  // (see Operations::InsertEach in cuckoo_filter.h), so it is kept short.
+  // (see FilterCore::InsertEach in filter_core.h), so it is kept short.
   // The slots are held sorted, so an empty one (0) is slot 0. The new
   // sorted order drops it and puts value in after the r - 1 held values
   // v_1..v_{r-1} that are at most value (equal ones before it, which

@@ -309,7 +309,7 @@ class ConcurrentCuckooFilter {
   using BatchLookup = void (*)(const ConcurrentCuckooFilter&, const uint64_t*,
                                size_t, bool*);
 
-  // Chooses ContainsBatchWith for the Operations of shard 0's table type,
+  // Chooses ContainsBatchWith for the FilterCore of shard 0's table type,
   // which every shard has until one grows, with shard 0's mapping as the
   // shared one, and sets every shard's probe record. For a filter not yet
   // shared with other threads.
@@ -340,7 +340,7 @@ class ConcurrentCuckooFilter {
   template <typename Ops>
   static constexpr bool kSharedMapping =
       std::is_same_v<typename Ops::MappingType,
-                     CuckooFilter::FixedSize<typename Ops::TableType>> &&
+                     FixedSizeMapping<typename Ops::TableType>> &&
       !std::is_same_v<typename Ops::TableType::CodecType, AnyBucketCodec>;
 
   // Whether a batch compiled for Ops may probe `filter` directly: it has
@@ -494,7 +494,7 @@ class ConcurrentCuckooFilter {
     // marks a key not probed at all: without a shared mapping, one that its
     // shard's Contains answers; with kTestFlags, one left pending or
     // answered in an earlier pass, whose answer must stay.
-    const CuckooFilter* filters[kProbeChunk];
+    const FilterState* filters[kProbeChunk];
     const uint8_t* tables[kProbeChunk];
     KeyPosition positions[kProbeChunk];
     uint64_t others = 0;  // for their shard's Contains
@@ -535,8 +535,8 @@ class ConcurrentCuckooFilter {
           not_probed(k);
           continue;
         }
-        filters[k] = &filter;
-        positions[k] = Ops::Locate(filter, hash);
+        filters[k] = &filter.state();
+        positions[k] = Ops::Locate(filter.state(), hash);
         filter.table().view().Prefetch(positions[k]);
       }
     }

@@ -1,52 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The dynamic cuckoo filter: an approximate multiset of 64-bit key hashes with
-// insert, lookup, delete and count, a shortest-path search for room and a
-// bounded kick-out walk, a victim stash, growth in place, statistics, and a
-// checksummed serialization, whole or in chunks
+// insert, lookup, delete and count (filter_core.h: the algorithms, the
+// stash), a bucket layout chosen at run time, growth in place, merge,
+// statistics, and a checksummed serialization, whole or in chunks
 // (cuckoo_filter_serialization.h). Not thread-safe; see
 // concurrent_cuckoo_filter.h for the thread-safe filter.
 //
-// Insertion and the stash
-// -----------------------
-// A new fingerprint goes to whichever of its two buckets has a free slot.
-// When both are full, a breadth-first search (path_search.h, shared with the
-// static builder) looks for the shortest chain of moves that frees a slot in
-// one of them (as libcuckoo does): the nodes are buckets, the two roots are
-// the new key's, and a bucket's children are the other buckets of the
-// fingerprints it holds. The first bucket found with a free slot ends the
-// search, and the moves run from that end back to the root, each one into a
-// slot the previous move freed, so no fingerprint is ever out of the table,
-// and nothing has to be undone. A random walk's steps each wait for the
-// bucket the previous step chose, and at 90-95% load it takes tens of them.
-// The search reads about as many buckets there (most buckets are full), but
-// a bucket's children are known before any of them is read, so their loads
-// overlap, and the path it finds is the shortest, usually one to three
-// moves. At lower loads, where a walk usually ends after its first step, the
-// search costs a little more than the walk: it computes and prefetches all
-// of a bucket's children where the walk reads one. The search is bounded:
-// kPathSearchNodes queued buckets, and paths of at most kPathSearchDepth
-// moves and max_kicks. It marks no bucket (a mark per bucket would be
-// memory for the filter's whole life), so a bucket may be queued twice.
-//
-// When the search finds no path, the walk takes over: it evicts a fingerprint
-// chosen by a seeded generator, puts the homeless one in its place, and
-// carries the evicted one to its own other bucket, at most max_kicks times.
-// If the walk ends without a free slot, one fingerprint is still homeless,
-// and it is usually not the new key's: it is a key stored earlier. Dropping it
-// (as several libraries do) makes that key a false negative. Here it goes into
-// a small stash, searched by every lookup. When the stash is full too, the walk
-// is undone step by step, so the table is exactly as before, and Insert reports
-// kFull: the new key was not stored and no stored key was lost. Erasing keys
-// frees slots; stash entries move back into the table as soon as one of their
-// buckets has room.
-//
-// Duplicates
-// ----------
-// Inserting the same key k times stores k copies (up to 2b + stash entries);
-// Count reports them and each Erase removes one. Two different keys whose
-// fingerprints and bucket pairs coincide are indistinguishable: that is the
-// false-positive event, and Erase of a key that was never inserted may remove
-// such a twin. Only erase keys that were inserted.
+// Layout and dispatch
+// -------------------
+// The filter's table type (table_types.h) follows from its layout, and
+// changes when it grows: each operation goes through a pointer to the
+// FilterCore compiled for that type (Dispatch), chosen when the filter is
+// made and again when it grows. An insert that the core reports kFull
+// grows the filter and is retried in the grown one.
 //
 // Growth
 // ------
@@ -89,24 +55,25 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
-#include <cassert>
-#include <cmath>
 #include <cstdint>
-#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuckoo/cuckoo_filter_options.h"
+#include "cuckoo/filter_core.h"
 #include "cuckoo/hashing.h"
-#include "cuckoo/path_search.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo/table_types.h"
 
 namespace cuckoo {
+
+enum class BucketCounts : uint8_t;
+template <typename Codec, typename Hasher, BucketCounts kBucketCounts>
+class TypedCuckooFilter;
 
 // RedisBloom's CF.INFO fields, from the options, the table and the history
 // (Info): a view for RedisBloom's users, with no figure of its own.
@@ -121,13 +88,6 @@ struct CuckooFilterInfo {
   uint32_t max_iterations = 0;  // max_kicks
 };
 
-enum class InsertResult {
-  kOk,        // stored
-  kFull,      // not stored: no room, even after the walk and in the stash;
-              // no stored key was lost
-  kMayExist,  // InsertIfAbsent: not stored, the filter already matches it
-};
-
 // How full the filter is now, from a pass over its table (Stats). What its
 // operations did over its life is CuckooFilterHistory (history()).
 struct CuckooFilterStats {
@@ -139,25 +99,6 @@ struct CuckooFilterStats {
   uint32_t growths = 0;
   uint32_t stash_size = 0;
   uint32_t stash_capacity = 0;
-};
-
-// A fingerprint the table had no room for: its slot value and either of its
-// two buckets.
-struct StashEntry {
-  uint32_t bucket;
-  uint32_t fingerprint;
-};
-
-// What a filter's operations leave besides its table and stash: its
-// counters over its life and the state of the generator that picks kick-out
-// victims (history()). The serialization records it.
-struct CuckooFilterHistory {
-  uint64_t items = 0;            // stored now (inserts minus erases)
-  uint64_t deleted = 0;          // successful erases, ever
-  uint64_t generator_state = 0;  // starts at CuckooFilterOptions::seed
-  uint64_t total_kicks = 0;      // evictions performed by all walks
-  uint64_t failed_inserts = 0;   // Insert calls that returned kFull
-  uint32_t peak_stash_size = 0;
 };
 
 class CuckooFilter {
@@ -203,8 +144,8 @@ class CuckooFilter {
     }
     CuckooFilter filter(HashingAfter(options, table.num_buckets(), growths),
                         options, std::move(table));
-    filter.stash_ = std::move(stash);
-    filter.history_ = history;
+    filter.state_.stash = std::move(stash);
+    filter.state_.history = history;
     return filter;
   }
 
@@ -217,23 +158,25 @@ class CuckooFilter {
            hashing.KeyFingerprint(entry.fingerprint) != 0;
   }
 
-  const CuckooFilterOptions& options() const { return options_; }
+  const CuckooFilterOptions& options() const { return state_.options; }
   // The layout the filter was created with; its slots are wider until the
   // reserved growth bits are used up (see "Growth").
-  const BucketLayout& layout() const { return options_.layout; }
-  uint32_t NumBuckets() const { return hashing_.num_buckets(); }
+  const BucketLayout& layout() const { return state_.options.layout; }
+  uint32_t NumBuckets() const { return state_.hashing.num_buckets(); }
   uint32_t Growths() const {
-    return ExpansionBits(options_) == 0
+    return ExpansionBits(state_.options) == 0
                ? 0
-               : static_cast<uint32_t>(hashing_.moved_bits() /
-                                       ExpansionBits(options_));
+               : static_cast<uint32_t>(state_.hashing.moved_bits() /
+                                       ExpansionBits(state_.options));
   }
   // What the serialization writes: the key mapping, the table, the stash
   // and the history.
-  const GrowableHashing& hashing() const { return hashing_; }
-  const BucketTable& table() const { return table_; }
-  const std::vector<StashEntry>& stash() const { return stash_; }
-  const CuckooFilterHistory& history() const { return history_; }
+  const GrowableHashing& hashing() const { return state_.hashing; }
+  const BucketTable& table() const { return state_.table; }
+  const std::vector<StashEntry>& stash() const { return state_.stash; }
+  const CuckooFilterHistory& history() const { return state_.history; }
+  // All of it, for the core's operations (VisitOperations).
+  const FilterState& state() const { return state_; }
 
   // Stores the key. With an expansion, grows the filter when it is full
   // and retries (see "Growth").
@@ -275,10 +218,10 @@ class CuckooFilter {
   // fingerprints would mean other keys.
   InsertResult Merge(const CuckooFilter& other) {
     if (!(other.layout() == layout()) ||
-        other.hashing_.base_buckets() != hashing_.base_buckets() ||
-        ExpansionBits(other.options_) != ExpansionBits(options_) ||
-        other.hashing_.reserve_bits() != hashing_.reserve_bits() ||
-        other.options_.hasher != options_.hasher) {
+        other.hashing().base_buckets() != hashing().base_buckets() ||
+        ExpansionBits(other.options()) != ExpansionBits(options()) ||
+        other.hashing().reserve_bits() != hashing().reserve_bits() ||
+        other.options().hasher != options().hasher) {
       throw std::invalid_argument(
           "cuckoo filter: Merge needs the same layout, bucket count, "
           "expansion, growth limit and key hasher");
@@ -290,7 +233,7 @@ class CuckooFilter {
     for (;;) {
       CuckooFilter attempt = merged;
       if (attempt.InsertAllOf(source) == InsertResult::kOk) {
-        attempt.history_.failed_inserts = history_.failed_inserts;
+        attempt.state_.history.failed_inserts = history().failed_inserts;
         *this = std::move(attempt);
         return InsertResult::kOk;
       }
@@ -300,7 +243,7 @@ class CuckooFilter {
   }
 
   bool Contains(uint64_t hash) const {
-    return dispatch_->contains(*this, hash);
+    return dispatch_->contains(state_, hash);
   }
 
   // Calls visit(lookup) with a lookup compiled for this filter's table:
@@ -311,22 +254,22 @@ class CuckooFilter {
   // change.
   template <typename Visit>
   void VisitLookup(Visit&& visit) const {
-    VisitOperations([&](auto ops) { visit(Lookup<decltype(ops)>(*this)); });
+    VisitOperations([&](auto ops) { visit(Lookup<decltype(ops)>(state_)); });
   }
 
-  // Calls visit(Ops{}), Ops being the Operations of this filter's table
+  // Calls visit(Ops{}), Ops being the FilterCore of this filter's table
   // type and key mapping: a loop inside visit can call them, compiled and
-  // inlined, on this filter, and on any other filter f for which
-  // f.Uses<Ops>() (ConcurrentCuckooFilter's batched lookup does, over its
-  // shards).
+  // inlined, on this filter's state(), and on that of any other filter f
+  // for which f.Uses<Ops>() (ConcurrentCuckooFilter's batched lookup does,
+  // over its shards).
   template <typename Visit>
   void VisitOperations(Visit&& visit) const {
-    VisitTypes(table_.layout(), hashing_, [&](auto table, auto mapping) {
-      visit(Operations<decltype(table), decltype(mapping)>{});
+    VisitTypes(table().layout(), hashing(), [&](auto table, auto mapping) {
+      visit(FilterCore<decltype(table), decltype(mapping)>{});
     });
   }
 
-  // Whether Ops are this filter's Operations. Where a program holds two
+  // Whether Ops is this filter's FilterCore. Where a program holds two
   // copies of them (a shared library with hidden symbols, say), it may say
   // false for a filter whose type matches, never true for one whose type
   // does not.
@@ -337,46 +280,46 @@ class CuckooFilter {
 
   // Batched lookup: prefetches both buckets of every key before probing.
   void ContainsBatch(const uint64_t* hashes, size_t count, bool* out) const {
-    dispatch_->contains_batch(*this, hashes, count, out);
+    dispatch_->contains_batch(state_, hashes, count, out);
   }
 
   // Removes one copy. Returns false when no copy was found.
-  bool Erase(uint64_t hash) { return dispatch_->erase(*this, hash); }
+  bool Erase(uint64_t hash) { return dispatch_->erase(state_, hash); }
 
   // Copies of the key's fingerprint in its two buckets and the stash.
-  uint32_t Count(uint64_t hash) const { return dispatch_->count(*this, hash); }
+  uint32_t Count(uint64_t hash) const { return dispatch_->count(state_, hash); }
 
-  uint64_t Size() const { return history_.items; }
+  uint64_t Size() const { return state_.history.items; }
   // Slots in the table now (the stash is extra); growth multiplies them.
   uint64_t Capacity() const {
     return static_cast<uint64_t>(NumBuckets()) * layout().bucket_size;
   }
   double LoadFactor() const {
-    return static_cast<double>(history_.items) /
-           static_cast<double>(Capacity());
+    return static_cast<double>(Size()) / static_cast<double>(Capacity());
   }
   // Table bytes including padding, plus the stash.
   size_t SizeInBytes() const {
-    return table_.bytes().size() + options_.stash_capacity * sizeof(StashEntry);
+    return state_.table.bytes().size() +
+           state_.options.stash_capacity * sizeof(StashEntry);
   }
   // Memory held besides SizeInBytes(): the kick-out walk's log, which the
   // first insert that has to move others reserves for max_kicks steps and
-  // keeps (InsertByMoving).
+  // keeps (FilterCore::InsertByMoving).
   size_t WalkLogBytes() const {
-    return walk_log_.capacity() * sizeof(KickStep);
+    return state_.walk_log.capacity() * sizeof(KickStep);
   }
   double BitsPerKey() const {
-    return history_.items == 0 ? 0.0
-                               : 8.0 * static_cast<double>(SizeInBytes()) /
-                                     static_cast<double>(history_.items);
+    return Size() == 0 ? 0.0
+                       : 8.0 * static_cast<double>(SizeInBytes()) /
+                             static_cast<double>(Size());
   }
 
   // Empties the filter; it keeps its size, grown or not.
   void Clear() {
-    table_.Clear();
-    stash_.clear();
-    history_ = CuckooFilterHistory{};
-    history_.generator_state = options_.seed;
+    state_.table.Clear();
+    state_.stash.clear();
+    state_.history = CuckooFilterHistory{};
+    state_.history.generator_state = state_.options.seed;
   }
 
   CuckooFilterInfo Info() const {
@@ -384,11 +327,11 @@ class CuckooFilter {
     info.size_in_bytes = SizeInBytes();
     info.num_buckets = NumBuckets();
     info.num_growths = Growths();
-    info.items_stored = history_.items;
-    info.items_deleted = history_.deleted;
+    info.items_stored = history().items;
+    info.items_deleted = history().deleted;
     info.bucket_size = layout().bucket_size;
-    info.expansion = options_.expansion;
-    info.max_iterations = options_.max_kicks;
+    info.expansion = options().expansion;
+    info.max_iterations = options().max_kicks;
     return info;
   }
 
@@ -397,14 +340,14 @@ class CuckooFilter {
     const int b = layout().bucket_size;
     stats.bucket_occupancy.assign(static_cast<size_t>(b) + 1, 0);
     for (uint32_t bucket = 0; bucket < NumBuckets(); ++bucket) {
-      const int fill = table_.view().Occupancy(bucket);
+      const int fill = table().view().Occupancy(bucket);
       ++stats.bucket_occupancy[static_cast<size_t>(fill)];
       stats.max_bucket_fill = std::max(stats.max_bucket_fill, fill);
     }
     stats.empty_buckets = stats.bucket_occupancy[0];
     stats.full_buckets = stats.bucket_occupancy[static_cast<size_t>(b)];
-    stats.stash_size = static_cast<uint32_t>(stash_.size());
-    stats.stash_capacity = options_.stash_capacity;
+    stats.stash_size = static_cast<uint32_t>(stash().size());
+    stats.stash_capacity = options().stash_capacity;
     stats.growths = Growths();
     return stats;
   }
@@ -423,290 +366,99 @@ class CuckooFilter {
   // Grows the filter now, as a full insert would; false (and nothing done)
   // when it has no expansion, has grown max_growths times or is held.
   bool Grow() {
-    const int bits = ExpansionBits(options_);
+    FilterState& s = state_;
+    const int bits = ExpansionBits(s.options);
     if (growth_held_ || bits == 0 ||
-        hashing_.moved_bits() + bits > hashing_.reserve_bits()) {
+        s.hashing.moved_bits() + bits > s.hashing.reserve_bits()) {
       return false;
     }
-    const GrowableHashing grown = hashing_.AfterMoving(bits);
-    BucketTable grown_table(SlotLayout(options_, grown), grown.num_buckets());
-    const BucketTableView& view = table_.view();
+    const GrowableHashing grown = s.hashing.AfterMoving(bits);
+    BucketTable grown_table(SlotLayout(s.options, grown), grown.num_buckets());
+    const BucketTableView& view = s.table.view();
     bool kept_all = true;
     for (uint32_t bucket = 0; bucket < NumBuckets(); ++bucket) {
       view.ForEachSlot(bucket, [&](int, uint32_t value) {
         if (value == 0) return;
         const GrowableHashing::SlotMove moved =
-            hashing_.MoveSlot(bucket, value, bits);
+            s.hashing.MoveSlot(bucket, value, bits);
         kept_all &= grown_table.Replace(moved.bucket, 0, moved.value);
       });
     }
     if (!kept_all) {
       throw std::logic_error("cuckoo filter: growth overfilled a bucket");
     }
-    for (StashEntry& entry : stash_) {
+    for (StashEntry& entry : s.stash) {
       const GrowableHashing::SlotMove moved =
-          hashing_.MoveSlot(entry.bucket, entry.fingerprint, bits);
+          s.hashing.MoveSlot(entry.bucket, entry.fingerprint, bits);
       entry = StashEntry{moved.bucket, moved.value};
     }
-    hashing_ = grown;
-    table_ = std::move(grown_table);
-    dispatch_ = ChooseDispatch(table_.layout(), hashing_);
-    DrainStash();
+    s.hashing = grown;
+    s.table = std::move(grown_table);
+    dispatch_ = ChooseDispatch(s.table.layout(), s.hashing);
+    s.DrainStash();
     return true;
   }
-
-  // How a filter maps keys, for Operations: a filter that cannot grow maps
-  // them with its base mapping, which Table may compile.
-  template <typename Table>
-  struct FixedSize {
-    CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooFilter& filter,
-                                                   uint64_t hash) {
-      return Table::Locate(filter.hashing_.base(), hash);
-    }
-    CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooFilter& filter,
-                                                   uint32_t bucket,
-                                                   uint32_t fingerprint) {
-      return Table::AltBucket(filter.hashing_.base(), bucket, fingerprint);
-    }
-  };
-  // A filter that may grow maps keys with the growable mapping; Table still
-  // compiles its slots where their layout has a type.
-  struct Growable {
-    CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooFilter& filter,
-                                                   uint64_t hash) {
-      return filter.hashing_.Locate(hash);
-    }
-    CUCKOO_ALWAYS_INLINE static uint32_t AltBucket(const CuckooFilter& filter,
-                                                   uint32_t bucket,
-                                                   uint32_t value) {
-      return filter.hashing_.AltBucket(bucket, value);
-    }
-  };
-
-  // The operations on a filter whose table has type Table (table_types.h)
-  // and whose keys map by Mapping (FixedSize<Table> or Growable), compiled
-  // for them. A CuckooFilter calls those of its table type through the
-  // Dispatch it chose when it was made (and again when it grew); a
-  // TypedCuckooFilter knows its type, and calls them directly. The caller
-  // must use the filter's own types (VisitTypes chooses them).
-  //
-  // While the stash is empty (almost always), no lookup branches on what
-  // the table holds: a branch on the probe's result would be mispredicted
-  // for a mix of stored and absent keys, and would keep the next lookup's
-  // loads from overlapping this one's.
-  template <typename Table, typename Mapping>
-  class Operations {
-   public:
-    using TableType = Table;
-    using MappingType = Mapping;
-
-    CUCKOO_ALWAYS_INLINE static bool Contains(const CuckooFilter& filter,
-                                              uint64_t hash) {
-      return ContainsAt(filter, Locate(filter, hash));
-    }
-
-    // The two halves of Contains, for a caller that interleaves many keys:
-    // the key's position (whose buckets it may prefetch), and the answer
-    // for that position.
-    CUCKOO_ALWAYS_INLINE static KeyPosition Locate(const CuckooFilter& filter,
-                                                   uint64_t hash) {
-      return Mapping::Locate(filter, hash);
-    }
-    CUCKOO_ALWAYS_INLINE static bool ContainsAt(const CuckooFilter& filter,
-                                                const KeyPosition& position) {
-      return filter.InStashOrTable(
-          Table::Contains(filter.table_.view(), position), position);
-    }
-
-    // out[i] = Contains(hash_of(i)) for i in [0, count): both buckets of
-    // each key of a chunk are prefetched before any is probed. The filter
-    // does not change during the call, so the stash is tested once: while
-    // it is empty (almost always) the table alone answers each key.
-    template <typename HashOf>
-    static void ContainsEach(const CuckooFilter& filter, size_t count,
-                             HashOf&& hash_of, bool* out) {
-      const auto locate = [&](size_t i) { return Locate(filter, hash_of(i)); };
-      const auto prefetch = [&](const KeyPosition& position) {
-        Table::Prefetch(filter.table_.view(), position);
-      };
-      if (filter.stash_.empty()) {
-        LocatePrefetchProbe(count, locate, prefetch,
-                            [&](size_t i, const KeyPosition& position) {
-                              out[i] = Table::Contains(filter.table_.view(),
-                                                       position);
-                            });
-      } else {
-        LocatePrefetchProbe(count, locate, prefetch,
-                            [&](size_t i, const KeyPosition& position) {
-                              out[i] = ContainsAt(filter, position);
-                            });
-      }
-    }
-
-    static void ContainsBatch(const CuckooFilter& filter,
-                              const uint64_t* hashes, size_t count, bool* out) {
-      ContainsEach(
-          filter, count, [hashes](size_t i) { return hashes[i]; }, out);
-    }
-
-    // Into either bucket, else by moving others (InsertByMoving); when that
-    // fails too, the filter grows if it can and the grown filter, whose
-    // table type may differ, inserts the key. A kFull is counted.
-    static InsertResult Insert(CuckooFilter& filter, uint64_t hash) {
-      return InsertAt(filter, hash, Mapping::Locate(filter, hash));
-    }
-
-    // Insert (with kIfAbsent, InsertIfAbsent) of hash_of(i) for i in
-    // [0, count), in order; results[i], when results is not null, is key
-    // i's result, and *stored counts the kOk ones. The filter ends as those
-    // calls one by one would leave it. Returns how many keys it took: all,
-    // or fewer when one of them made the filter grow, after which the
-    // caller goes on with the grown filter's operations.
-    //
-    // While key i is inserted, both buckets of key i + kInsertAhead are
-    // being fetched. One by one, the work an insert does with its bucket
-    // waits for the bucket in the core's out-of-order window; where that
-    // work is long (a semi-sorted bucket is decoded, sorted and encoded) it
-    // fills the window, the next insert's load cannot start, and on a table
-    // larger than the caches each insert waits for a whole miss of its own.
-    template <bool kIfAbsent, typename HashOf>
-    static size_t InsertEach(CuckooFilter& filter, size_t count,
-                             HashOf&& hash_of, InsertResult* results,
-                             size_t* stored) {
-      uint64_t hashes[kInsertAhead];
-      KeyPosition positions[kInsertAhead];
-      const auto fetch = [&](size_t i) {
-        const size_t slot = i % kInsertAhead;
-        hashes[slot] = hash_of(i);
-        positions[slot] = Locate(filter, hashes[slot]);
-        Table::Prefetch(filter.table_.view(), positions[slot]);
-      };
-      for (size_t i = 0; i < std::min(count, kInsertAhead); ++i) fetch(i);
-      const int moved_bits = filter.hashing_.moved_bits();
-      for (size_t i = 0; i < count; ++i) {
-        const size_t slot = i % kInsertAhead;
-        const uint64_t hash = hashes[slot];
-        const KeyPosition position = positions[slot];
-        if (i + kInsertAhead < count) fetch(i + kInsertAhead);
-        const InsertResult result = kIfAbsent && ContainsAt(filter, position)
-                                        ? InsertResult::kMayExist
-                                        : InsertAt(filter, hash, position);
-        *stored += result == InsertResult::kOk;
-        if (results != nullptr) results[i] = result;
-        // Growth changes every key's position, and may change the table
-        // type: the positions fetched ahead are stale.
-        if (filter.hashing_.moved_bits() != moved_bits) return i + 1;
-      }
-      return count;
-    }
-
-    template <bool kIfAbsent>
-    static size_t InsertBatch(CuckooFilter& filter, const uint64_t* hashes,
-                              size_t count, InsertResult* results,
-                              size_t* stored) {
-      return InsertEach<kIfAbsent>(
-          filter, count, [hashes](size_t i) { return hashes[i]; }, results,
-          stored);
-    }
-
-    // Insert of the key whose position is `position`.
-    static InsertResult InsertAt(CuckooFilter& filter, uint64_t hash,
-                                 const KeyPosition& position) {
-      if (Table::Replace(&filter.table_, position.bucket, 0,
-                         position.fingerprint) ||
-          Table::Replace(&filter.table_, position.alternate, 0,
-                         position.fingerprint)) {
-        ++filter.history_.items;
-        return InsertResult::kOk;
-      }
-      const InsertResult result = filter.InsertByMoving<Table, Mapping>(
-          position.bucket, position.fingerprint);
-      if (result == InsertResult::kOk) return result;
-      bool grown;
-      try {
-        grown = filter.Grow();
-      } catch (const std::bad_alloc&) {
-        // Counted as the insert a held growth refuses (HoldGrowth), so
-        // that the filter is left as one that was not allowed to grow.
-        ++filter.history_.failed_inserts;
-        throw;
-      }
-      if (grown) return filter.Insert(hash);
-      ++filter.history_.failed_inserts;
-      return result;
-    }
-
-    CUCKOO_ALWAYS_INLINE static bool Erase(CuckooFilter& filter,
-                                           uint64_t hash) {
-      const KeyPosition position = Mapping::Locate(filter, hash);
-      if (Table::Replace(&filter.table_, position.bucket, position.fingerprint,
-                         0) ||
-          Table::Replace(&filter.table_, position.alternate,
-                         position.fingerprint, 0)) {
-        --filter.history_.items;
-        ++filter.history_.deleted;
-        if (!filter.stash_.empty()) filter.DrainStash();
-        return true;
-      }
-      return filter.EraseFromStash(position);
-    }
-
-    CUCKOO_ALWAYS_INLINE static uint32_t Count(const CuckooFilter& filter,
-                                               uint64_t hash) {
-      const KeyPosition position = Mapping::Locate(filter, hash);
-      const BucketTableView& view = filter.table_.view();
-      return Table::Count(view, position.bucket, position.fingerprint) +
-             Table::Count(view, position.alternate, position.fingerprint) +
-             filter.StashCount(position);
-    }
-  };
 
   // The lookup of VisitLookup.
   template <typename Ops>
   class Lookup {
    public:
-    explicit Lookup(const CuckooFilter& filter) : filter_(filter) {}
+    explicit Lookup(const FilterState& state) : state_(state) {}
     CUCKOO_ALWAYS_INLINE bool Contains(uint64_t hash) const {
-      return Ops::Contains(filter_, hash);
+      return Ops::Contains(state_, hash);
     }
 
    private:
-    const CuckooFilter& filter_;
+    const FilterState& state_;
   };
 
  private:
-  struct KickStep {
-    uint32_t bucket;
-    uint32_t inserted;
-    uint32_t evicted;
-  };
-  // Keys whose buckets a batched insert fetches ahead (InsertEach).
-  static constexpr size_t kInsertAhead = 8;
-  static constexpr uint32_t kPathSearchNodes = 256;
-  static constexpr uint32_t kPathSearchDepth = 5;
+  // A typed filter calls its core on the state of its CuckooFilter, and
+  // GrowAndInsert when the core reports kFull.
+  template <typename, typename, BucketCounts>
+  friend class TypedCuckooFilter;
 
   // The operations of one table type, as pointers, for the runtime choice.
   struct Dispatch {
-    bool (*contains)(const CuckooFilter&, uint64_t);
-    void (*contains_batch)(const CuckooFilter&, const uint64_t*, size_t, bool*);
+    bool (*contains)(const FilterState&, uint64_t);
+    void (*contains_batch)(const FilterState&, const uint64_t*, size_t, bool*);
     InsertResult (*insert)(CuckooFilter&, uint64_t);
     size_t (*insert_batch)(CuckooFilter&, const uint64_t*, size_t,
                            InsertResult*, size_t*);
     size_t (*insert_batch_if_absent)(CuckooFilter&, const uint64_t*, size_t,
                                      InsertResult*, size_t*);
-    bool (*erase)(CuckooFilter&, uint64_t);
-    uint32_t (*count)(const CuckooFilter&, uint64_t);
+    bool (*erase)(FilterState&, uint64_t);
+    uint32_t (*count)(const FilterState&, uint64_t);
   };
 
-  template <typename Ops>
+  // The core's insert, and the growth and retry when it reports kFull.
+  template <typename Core>
+  static InsertResult InsertWith(CuckooFilter& filter, uint64_t hash) {
+    const InsertResult result = Core::Insert(filter.state_, hash);
+    return result == InsertResult::kFull ? filter.GrowAndInsert(hash) : result;
+  }
+
+  // The core's batched insert of hashes[0, count); returns how many keys
+  // it took (FilterCore::InsertEach).
+  template <typename Core, bool kIfAbsent>
+  static size_t InsertBatchWith(CuckooFilter& filter, const uint64_t* hashes,
+                                size_t count, InsertResult* results,
+                                size_t* stored) {
+    return Core::template InsertEach<kIfAbsent>(
+        filter.state_, count, [hashes](size_t i) { return hashes[i]; },
+        [&filter](uint64_t hash) { return filter.GrowAndInsert(hash); },
+        results, stored);
+  }
+
+  template <typename Core>
   static const Dispatch* DispatchOf() {
-    static constexpr Dispatch dispatch = {&Ops::Contains,
-                                          &Ops::ContainsBatch,
-                                          &Ops::Insert,
-                                          &Ops::template InsertBatch<false>,
-                                          &Ops::template InsertBatch<true>,
-                                          &Ops::Erase,
-                                          &Ops::Count};
+    static constexpr Dispatch dispatch = {&Core::Contains,
+                                          &Core::ContainsBatch,
+                                          &InsertWith<Core>,
+                                          &InsertBatchWith<Core, false>,
+                                          &InsertBatchWith<Core, true>,
+                                          &Core::Erase,
+                                          &Core::Count};
     return &dispatch;
   }
 
@@ -717,22 +469,22 @@ class CuckooFilter {
                          const GrowableHashing& hashing, Visit&& visit) {
     if (hashing.reserve_bits() == 0) {
       VisitTable(slots, hashing.base(), [&visit](auto table) {
-        visit(table, FixedSize<decltype(table)>{});
+        visit(table, FixedSizeMapping<decltype(table)>{});
       });
       return;
     }
     // The growable mapping is not the base's: only the slots compile.
     const bool compiled = VisitCompiledBucket(slots, [&visit](auto bucket) {
-      visit(CompiledTable<decltype(bucket), false>{}, Growable{});
+      visit(CompiledTable<decltype(bucket), false>{}, GrowableMapping{});
     });
-    if (!compiled) visit(AnyLayoutTable{}, Growable{});
+    if (!compiled) visit(AnyLayoutTable{}, GrowableMapping{});
   }
 
   static const Dispatch* ChooseDispatch(const BucketLayout& slots,
                                         const GrowableHashing& hashing) {
     const Dispatch* dispatch = nullptr;
     VisitTypes(slots, hashing, [&dispatch](auto table, auto mapping) {
-      dispatch = DispatchOf<Operations<decltype(table), decltype(mapping)>>();
+      dispatch = DispatchOf<FilterCore<decltype(table), decltype(mapping)>>();
     });
     return dispatch;
   }
@@ -746,11 +498,9 @@ class CuckooFilter {
             BucketTable(SlotLayout(options, hashing), hashing.num_buckets())) {}
   CuckooFilter(const GrowableHashing& hashing,
                const CuckooFilterOptions& options, BucketTable table)
-      : options_(options),
-        hashing_(hashing),
-        table_(std::move(table)),
-        dispatch_(ChooseDispatch(table_.layout(), hashing_)) {
-    history_.generator_state = options.seed;
+      : dispatch_(ChooseDispatch(table.layout(), hashing)),
+        state_{hashing, {}, std::move(table), options, {}, {}} {
+    state_.history.generator_state = options.seed;
   }
 
   // Restore's checks beyond the geometry: the table's slots and size, the
@@ -818,63 +568,52 @@ class CuckooFilter {
     return "";
   }
 
-  // Inserts every fingerprint of `other` (same geometry and growths).
+  // Inserts every fingerprint of `other` (same geometry and growths). The
+  // growable mapping's AltBucket is every filter's.
   InsertResult InsertAllOf(const CuckooFilter& other) {
-    const BucketTableView& from = other.table_.view();
+    using AnyCore = FilterCore<AnyLayoutTable, GrowableMapping>;
+    const GrowableHashing& hashing = state_.hashing;
+    const auto insert = [&](uint32_t bucket, uint32_t value) {
+      return AnyCore::InsertAt(
+          state_, KeyPosition{bucket, hashing.AltBucket(bucket, value), value});
+    };
+    const BucketTableView& from = other.table().view();
     InsertResult result = InsertResult::kOk;
     for (uint32_t bucket = 0;
          bucket < NumBuckets() && result == InsertResult::kOk; ++bucket) {
       from.ForEachSlot(bucket, [&](int, uint32_t value) {
         if (value != 0 && result == InsertResult::kOk) {
-          result = InsertFingerprint(bucket, hashing_.AltBucket(bucket, value),
-                                     value);
+          result = insert(bucket, value);
         }
       });
     }
-    for (const StashEntry& entry : other.stash_) {
+    for (const StashEntry& entry : other.stash()) {
       if (result != InsertResult::kOk) break;
-      result = InsertFingerprint(
-          entry.bucket, hashing_.AltBucket(entry.bucket, entry.fingerprint),
-          entry.fingerprint);
+      result = insert(entry.bucket, entry.fingerprint);
     }
     return result;
   }
 
-  // The stash is read out of line, and given the key's position by value:
-  // a reference would make every lookup store the position in memory for
-  // the rare call, which is pure (CUCKOO_PURE) for the same reason.
-  CUCKOO_ALWAYS_INLINE bool InStashOrTable(bool in_table,
-                                           const KeyPosition& position) const {
-    return stash_.empty()
-               ? in_table
-               : in_table || StashContains(position.bucket, position.alternate,
-                                           position.fingerprint);
-  }
-  CUCKOO_NOINLINE CUCKOO_PURE bool StashContains(uint32_t bucket,
-                                                 uint32_t alternate,
-                                                 uint32_t fingerprint) const {
-    return StashCount(KeyPosition{bucket, alternate, fingerprint}) > 0;
-  }
-
-  // SplitMix64.
-  uint64_t NextRandom() {
-    return Mix13(history_.generator_state += 0x9E3779B97F4A7C15ull);
-  }
-
-  // Stores a fingerprint of bucket pair (bucket, alternate), for Merge. The
-  // growable mapping's AltBucket is every filter's.
-  InsertResult InsertFingerprint(uint32_t bucket, uint32_t alternate,
-                                 uint32_t fingerprint) {
-    if (table_.Replace(bucket, 0, fingerprint) ||
-        table_.Replace(alternate, 0, fingerprint)) {
-      ++history_.items;
-      return InsertResult::kOk;
+  // The end of an insert the core had no room for: the filter grows and
+  // the grown filter, whose table type may differ, inserts the key; when
+  // it cannot grow, the insert is counted as failed.
+  InsertResult GrowAndInsert(uint64_t hash) {
+    bool grown;
+    try {
+      grown = Grow();
+    } catch (const std::bad_alloc&) {
+      // Counted as the insert a held growth refuses (HoldGrowth), so that
+      // the filter is left as one that was not allowed to grow.
+      ++state_.history.failed_inserts;
+      throw;
     }
-    return InsertByMoving<AnyLayoutTable, Growable>(bucket, fingerprint);
+    if (grown) return Insert(hash);
+    ++state_.history.failed_inserts;
+    return InsertResult::kFull;
   }
 
-  // InsertMany's loop: the operations of the table type take keys until
-  // the filter grows, then those of the grown filter's type go on.
+  // InsertMany's loop: the core of the table type takes keys until the
+  // filter grows, then that of the grown filter's type goes on.
   size_t InsertManyOf(const uint64_t* hashes, size_t count,
                       InsertResult* results, bool if_absent) {
     size_t stored = 0;
@@ -888,171 +627,9 @@ class CuckooFilter {
     return stored;
   }
 
-  // Whether a stash entry is a copy of the key at `position`.
-  static bool InStash(const StashEntry& entry, const KeyPosition& position) {
-    return entry.fingerprint == position.fingerprint &&
-           (entry.bucket == position.bucket ||
-            entry.bucket == position.alternate);
-  }
-
-  // Erase's last resort: one copy of the key in the stash.
-  bool EraseFromStash(const KeyPosition& position) {
-    for (size_t i = 0; i < stash_.size(); ++i) {
-      if (InStash(stash_[i], position)) {
-        stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
-        --history_.items;
-        ++history_.deleted;
-        return true;
-      }
-    }
-    return false;
-  }
-
-  uint32_t StashCount(const KeyPosition& position) const {
-    uint32_t count = 0;
-    for (const StashEntry& entry : stash_) count += InStash(entry, position);
-    return count;
-  }
-
-  // The table as the graph of the shortest-path search (path_search.h).
-  // Write replaces by value, since a semi-sorted Replace reorders its
-  // bucket.
-  template <typename Table, typename Mapping>
-  class PathGraph {
-   public:
-    explicit PathGraph(CuckooFilter& filter) : filter_(filter) {}
-
-    uint32_t slots() const {
-      return static_cast<uint32_t>(
-          Table::SlotsPerBucket(filter_.table_.view()));
-    }
-    CUCKOO_ALWAYS_INLINE void Prefetch(uint32_t bucket) {
-      filter_.table_.view().PrefetchBucket(bucket);
-    }
-    CUCKOO_ALWAYS_INLINE void Load(uint32_t bucket, uint32_t* values) {
-      Table::Load(filter_.table_.view(), bucket, values);
-    }
-    CUCKOO_ALWAYS_INLINE uint32_t AltBucket(uint32_t bucket, uint32_t value) {
-      return Mapping::AltBucket(filter_, bucket, value);
-    }
-    CUCKOO_ALWAYS_INLINE int Room(uint32_t bucket) {
-      return Table::HasEmptySlot(filter_.table_.view(), bucket) ? 0 : -1;
-    }
-    CUCKOO_ALWAYS_INLINE void Write(uint32_t bucket, int, uint32_t from,
-                                    uint32_t to) {
-      const bool replaced = Table::Replace(&filter_.table_, bucket, from, to);
-      assert(replaced);
-      static_cast<void>(replaced);
-    }
-
-   private:
-    CuckooFilter& filter_;
-  };
-
-  // Stores `fingerprint`, whose buckets `bucket` and `alternate` are full,
-  // by moving stored fingerprints along the shortest path the search finds
-  // (see "Insertion and the stash"), from a root chosen at random; false,
-  // with the table unchanged, when it finds none.
-  template <typename Table, typename Mapping>
-  bool InsertAlongShortestPath(uint32_t bucket, uint32_t alternate,
-                               uint32_t fingerprint) {
-    const uint32_t max_depth = std::min(kPathSearchDepth, options_.max_kicks);
-    const bool alternate_first = (NextRandom() & 1) != 0;
-    PathGraph<Table, Mapping> graph(*this);
-    NoBucketMarks marks;
-    std::array<PathNode, kPathSearchNodes> nodes;
-    ShortestPathSearch<Table::kSlots, PathGraph<Table, Mapping>, NoBucketMarks>
-        search(graph, marks, nodes.data(), kPathSearchNodes, max_depth);
-    const PathSearchResult result =
-        search.Run(alternate_first ? alternate : bucket,
-                   alternate_first ? bucket : alternate, fingerprint);
-    history_.total_kicks += result.moves;
-    return result.found;
-  }
-
-  // Stores `fingerprint`, whose two buckets (`bucket` and its alternate)
-  // are full: along the shortest path of moves the search finds, else by a
-  // random walk that ends in a free slot or in the stash; kFull, with the
-  // table as it was, when neither can.
-  template <typename Table, typename Mapping>
-  InsertResult InsertByMoving(uint32_t bucket, uint32_t fingerprint) {
-    // The walk's log and the stash take their room before anything changes:
-    // an allocation that failed in the middle of the walk would lose the
-    // homeless fingerprint, and one that fails here leaves the filter as it
-    // was.
-    walk_log_.reserve(options_.max_kicks);
-    stash_.reserve(options_.stash_capacity);
-    if (InsertAlongShortestPath<Table, Mapping>(
-            bucket, Mapping::AltBucket(*this, bucket, fingerprint),
-            fingerprint) ||
-        InsertByRandomWalk<Table, Mapping>(bucket, fingerprint)) {
-      ++history_.items;
-      return InsertResult::kOk;
-    }
-    return InsertResult::kFull;
-  }
-
-  // The paper's walk: the homeless fingerprint takes a random slot of its
-  // bucket, and the one it evicts goes to its other bucket, up to max_kicks
-  // times. The last homeless fingerprint goes to the stash if it has room;
-  // otherwise the walk is undone and this returns false.
-  template <typename Table, typename Mapping>
-  bool InsertByRandomWalk(uint32_t bucket, uint32_t fingerprint) {
-    std::vector<KickStep>& steps = walk_log_;
-    steps.clear();
-    uint32_t homeless = fingerprint;
-    uint32_t current = bucket;
-    for (uint32_t kick = 0; kick < options_.max_kicks; ++kick) {
-      // Alternate the starting bucket between the two choices.
-      if (kick == 0 && (NextRandom() & 1)) {
-        current = Mapping::AltBucket(*this, current, homeless);
-      }
-      // bucket_size is 2, 4 or 8: the mask is the remainder.
-      const int victim = static_cast<int>(
-          NextRandom() & static_cast<uint64_t>(layout().bucket_size - 1));
-      const uint32_t evicted = Table::Swap(&table_, current, victim, homeless);
-      steps.push_back({current, homeless, evicted});
-      ++history_.total_kicks;
-      homeless = evicted;
-      current = Mapping::AltBucket(*this, current, homeless);
-      if (Table::Replace(&table_, current, 0, homeless)) return true;
-    }
-    if (stash_.size() < options_.stash_capacity) {
-      stash_.push_back({current, homeless});
-      history_.peak_stash_size = std::max(history_.peak_stash_size,
-                                          static_cast<uint32_t>(stash_.size()));
-      return true;
-    }
-    // Undo in reverse order: each step put `inserted` where `evicted` was.
-    for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
-      table_.Replace(step->bucket, step->inserted, step->evicted);
-    }
-    return false;
-  }
-
-  // Moves stash entries back into the table where a bucket has room.
-  void DrainStash() {
-    for (size_t i = 0; i < stash_.size();) {
-      const StashEntry entry = stash_[i];
-      if (table_.Replace(entry.bucket, 0, entry.fingerprint) ||
-          table_.Replace(hashing_.AltBucket(entry.bucket, entry.fingerprint), 0,
-                         entry.fingerprint)) {
-        stash_.erase(stash_.begin() + static_cast<std::ptrdiff_t>(i));
-      } else {
-        ++i;
-      }
-    }
-  }
-
-  CuckooFilterOptions options_;
-  GrowableHashing hashing_;
-  BucketTable table_;
+  // Beside the state's first fields, which a lookup reads with it.
   const Dispatch* dispatch_;
-  std::vector<StashEntry> stash_;
-  CuckooFilterHistory history_;
-  // The walk's log, for its undo; kept between walks, so that a walk
-  // allocates nothing once the longest one has been seen.
-  std::vector<KickStep> walk_log_;
+  FilterState state_;
   bool growth_held_ = false;  // HoldGrowth
 };
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The breadth-first search for the shortest chain of moves that makes room
 // for a fingerprint whose two buckets are full, and the moves along it. The
-// dynamic filter's insert (cuckoo_filter.h) and the static builder's
+// dynamic filter's insert (filter_core.h) and the static builder's
 // placement (static_builder.h) both run it; they differ only in what they
 // give it: the table's operations (a Graph), the bounds, and whether a
 // bucket is queued at most once (BucketMarks) or may be queued again

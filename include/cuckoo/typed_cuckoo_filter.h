@@ -9,11 +9,12 @@
 // ------
 // A CuckooFilter chooses its table type when it is made (and again when it
 // grows), and each Insert, Contains, Erase or Count goes through a pointer
-// to the operation compiled for that type. The indirect call costs little
-// by itself. It does cost the overlap of consecutive lookups: the compiler
-// cannot interleave the next key's hashing and loads with this key's. And
-// the caller hashes the key first, out of line. A TypedCuckooFilter<Codec,
-// Hasher, kBucketCounts> knows its type at compile time: the hash, the
+// to the FilterCore (filter_core.h) compiled for that type. The indirect
+// call costs little by itself. It does cost the overlap of consecutive
+// lookups: the compiler cannot interleave the next key's hashing and loads
+// with this key's. And the caller hashes the key first, out of line. A
+// TypedCuckooFilter<Codec, Hasher, kBucketCounts> knows its type at compile
+// time and calls its FilterCore on its filter's state: the hash, the
 // bucket arithmetic, the probe of both buckets and the stash test inline
 // into the caller's loop as straight-line code, with no branch on the
 // filter's kind.
@@ -140,7 +141,9 @@ class TypedCuckooFilter {
 
   template <typename Key>
   CUCKOO_ALWAYS_INLINE InsertResult Insert(const Key& key) {
-    return Ops::Insert(filter_, Hasher()(key));
+    const uint64_t hash = Hasher()(key);
+    const InsertResult result = Core::Insert(filter_.state_, hash);
+    return result == InsertResult::kFull ? filter_.GrowAndInsert(hash) : result;
   }
 
   // CuckooFilter::InsertIfAbsent, with its false-positive caveat.
@@ -168,7 +171,7 @@ class TypedCuckooFilter {
 
   template <typename Key>
   CUCKOO_ALWAYS_INLINE bool Contains(const Key& key) const {
-    return Ops::Contains(filter_, Hasher()(key));
+    return Core::Contains(filter_.state_, Hasher()(key));
   }
 
   // Contains of keys[0, count) into out[0, count): the keys of a chunk are
@@ -182,20 +185,20 @@ class TypedCuckooFilter {
     for (size_t begin = 0; begin < count; begin += kProbeChunk) {
       const size_t n = std::min(kProbeChunk, count - begin);
       for (size_t i = 0; i < n; ++i) hashes[i] = Hasher()(keys[begin + i]);
-      Ops::ContainsBatch(filter_, hashes, n, out + begin);
+      Core::ContainsBatch(filter_.state_, hashes, n, out + begin);
     }
   }
 
   // Removes one copy. Returns false when no copy was found.
   template <typename Key>
   bool Erase(const Key& key) {
-    return Ops::Erase(filter_, Hasher()(key));
+    return Core::Erase(filter_.state_, Hasher()(key));
   }
 
   // Copies of the key's fingerprint in its two buckets and the stash.
   template <typename Key>
   uint32_t Count(const Key& key) const {
-    return Ops::Count(filter_, Hasher()(key));
+    return Core::Count(filter_.state_, Hasher()(key));
   }
 
   // Adds every key of `other`, a filter of the same bucket count; as
@@ -220,7 +223,7 @@ class TypedCuckooFilter {
   static constexpr bool kPowerOfTwo =
       kBucketCounts == BucketCounts::kPowerOfTwo;
   using Table = CompiledTable<Codec, kPowerOfTwo>;
-  using Ops = CuckooFilter::Operations<Table, CuckooFilter::FixedSize<Table>>;
+  using Core = FilterCore<Table, FixedSizeMapping<Table>>;
 
   static constexpr bool IsSemiSorted() {
     return std::is_same_v<Codec,
@@ -251,12 +254,14 @@ class TypedCuckooFilter {
 
   explicit TypedCuckooFilter(CuckooFilter filter)
       : filter_(std::move(filter)) {}
-  // A typed filter does not grow, so Ops take every key at once.
+  // A typed filter does not grow (GrowAndInsert only counts the failed
+  // insert), so its core takes every key at once.
   template <bool kIfAbsent, typename Key>
   size_t InsertManyOf(const Key* keys, size_t count, InsertResult* results) {
     size_t stored = 0;
-    Ops::template InsertEach<kIfAbsent>(
-        filter_, count, [keys](size_t i) { return Hasher()(keys[i]); }, results,
+    Core::template InsertEach<kIfAbsent>(
+        filter_.state_, count, [keys](size_t i) { return Hasher()(keys[i]); },
+        [this](uint64_t hash) { return filter_.GrowAndInsert(hash); }, results,
         &stored);
     return stored;
   }
