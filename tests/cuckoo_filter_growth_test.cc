@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// Tests of the dynamic filter's growth (GrowableHashing and
-// CuckooFilter::Grow), of its RedisBloom-style API (Reserve, Info, Merge
-// across growths), and of the chunked dump and load. The RedisBloom bug
-// classes each have a test here: unchecked chunk bounds (#726, #727), huge
-// and negative sizes (#724, #434; also cuckoo_filter_test.cc), growth with
-// expansion 0 (#481) and erasing the wrong items after growth (#260).
+// Tests of the dynamic filter's growth (GrowableHashing, CuckooFilter::Grow,
+// and the core's kFull that the filter grows on), of its RedisBloom-style API
+// (Reserve, Info, Merge across growths), and of the chunked dump and load. The
+// RedisBloom bug classes each have a test here: unchecked chunk bounds (#726,
+// #727), huge and negative sizes (#724, #434; also cuckoo_filter_test.cc),
+// growth with expansion 0 (#481) and erasing the wrong items after growth
+// (#260).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -178,6 +179,49 @@ TEST(CuckooFilterGrowthTest, ExpansionZeroNeverGrowsAndReportsFull) {
   }
   EXPECT_EQ(limited.Growths(), 2u);
   EXPECT_EQ(limited.history().failed_inserts, 1u);
+}
+
+// The split of work between the core and the filter (filter_core.h): the
+// core never grows; an insert with no room is kFull with the table, stash
+// and item count as they were and no failure counted, and the filter that
+// owns the state grows and retries. Run on a growable filter's state.
+TEST(CuckooFilterGrowthTest, TheCoreReportsFullAndTheFilterGrows) {
+  CuckooFilterOptions options = GrowingOptions(12, 2, 6);
+  options.max_kicks = 50;
+  options.stash_capacity = 2;
+  FilterState state = CuckooFilter(64, options).state();
+  using Core = FilterCore<AnyLayoutTable, GrowableMapping>;
+  CuckooFilter filter(64, options);
+  HashStream stream(8);
+  std::vector<uint64_t> stored;
+  int full = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t key = stream.Next();
+    ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
+    const FilterState before = state;
+    const InsertResult result = Core::Insert(state, key);
+    if (result == InsertResult::kOk) {
+      stored.push_back(key);
+      continue;
+    }
+    ASSERT_EQ(result, InsertResult::kFull);
+    ++full;
+    ASSERT_EQ(state.table.bytes(), before.table.bytes());
+    ASSERT_EQ(state.stash.size(), before.stash.size());
+    for (size_t s = 0; s < state.stash.size(); ++s) {
+      ASSERT_EQ(state.stash[s].bucket, before.stash[s].bucket);
+      ASSERT_EQ(state.stash[s].fingerprint, before.stash[s].fingerprint);
+    }
+    ASSERT_EQ(state.history.items, before.history.items);
+  }
+  EXPECT_GT(full, 500);
+  EXPECT_EQ(state.history.failed_inserts, 0u);
+  EXPECT_EQ(state.hashing.moved_bits(), 0);
+  EXPECT_EQ(state.history.items, stored.size());
+  for (uint64_t key : stored) ASSERT_TRUE(Core::Contains(state, key));
+  EXPECT_GE(filter.Growths(), 2u);
+  EXPECT_EQ(filter.Size(), 1000u);
+  EXPECT_EQ(filter.history().failed_inserts, 0u);
 }
 
 TEST(CuckooFilterGrowthTest, RejectsExpansionsAndLimitsItCannotHonour) {
