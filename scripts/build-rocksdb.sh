@@ -45,7 +45,8 @@
 #   to the source tree (whose internal headers the plugin compiles against).
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 usage="usage: scripts/build-rocksdb.sh [--release | --in-tree | --tsan] [VERSION | TARBALL | TREE]"
 variant=release
 source_arg=""
@@ -59,7 +60,7 @@ while (($#)); do
   esac
   shift
 done
-cache=${ROCKSDB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo}
+cache=$cuckoo_cache_root
 log() { echo "build-rocksdb: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -87,6 +88,9 @@ command -v ninja >/dev/null ||
 # Ninja, because it tracks each object's own command: --in-tree adds the
 # plugin's sources with their own flags, and only those are recompiled.
 # RPATH $ORIGIN: the tools load the librocksdb.so copied next to them.
+# The compiler cache (lib/common.sh) is CMake's launcher: a build whose
+# folder was removed, or an in-tree build after the plugin changed, takes
+# what an earlier build compiled.
 args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DPORTABLE=ON -DWITH_SNAPPY=ON
   -DWITH_LZ4=ON -DWITH_ZLIB=ON -DWITH_ZSTD=ON -DWITH_BZ2=ON -DWITH_TESTS=OFF
   -DFAIL_ON_WARNINGS=OFF -DROCKSDB_BUILD_SHARED=ON -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON

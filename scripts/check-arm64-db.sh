@@ -22,8 +22,12 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cross.sh"
 repo_root=$cuckoo_repo_root
+# The tests find the golden blocks at tests/format/golden, relative to the
+# checkout: a flag that names no clone keeps the compiler cache's objects
+# good for every clone.
+cd "$repo_root"
 log() { echo "check-arm64-db: $*" >&2; }
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
+cache=$cuckoo_cache_root
 root=$cache/arm64-bookworm-rocksdb-root
 work=${BUILD_DIR:-$repo_root/build}/arm64-db
 cxx=aarch64-linux-gnu-g++
@@ -64,7 +68,7 @@ ln -sfn /usr/include/xxhash.h "$work/include/xxhash.h"
 gtest=/usr/src/googletest/googletest
 flags=(-std=c++17 -O2 -Wall -Wextra -Wshadow -Werror -pthread
   -DROCKSDB_PLATFORM_POSIX
-  "-DCUCKOO_GOLDEN_DIR=\"$repo_root/tests/format/golden\""
+  '-DCUCKOO_GOLDEN_DIR="tests/format/golden"'
   -I"$repo_root/include" -I"$repo_root/plugin" -I"$repo_root/tests"
   -I"$repo_root/tests/format" -I"$rocksdb_source"
   -isystem "$work/include" -isystem "$gtest/include")

@@ -15,7 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 repo_root=$cuckoo_repo_root
 versions=("$@")
 ((${#versions[@]})) || versions=(9.10.0 9.11.2 10.10.1)
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
+cache=$cuckoo_cache_root
 
 cd "$repo_root"
 sources=(plugin/*.cc tests/plugin/*.cc tests/format/*.cc bench/*.cc bench/compare/*.cc

@@ -21,6 +21,10 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cross.sh"
 repo_root=$cuckoo_repo_root
+# The tests find the golden blocks at tests/format/golden, relative to the
+# checkout: a flag that names no clone keeps the compiler cache's objects
+# good for every clone.
+cd "$repo_root"
 log() { echo "check-cross-arch: $*" >&2; }
 archs=("$@")
 ((${#archs[@]})) || archs=(s390x aarch64)
@@ -44,7 +48,7 @@ check_arch() {
   local flags=(-std=c++17 -O2 -Wall -Wextra -Wshadow -Werror -pthread
     -I"$repo_root/include" -I"$repo_root/plugin" -I"$repo_root/tests"
     -I"$repo_root/tests/format" -isystem "$gtest/include" -isystem /usr/include
-    "-DCUCKOO_GOLDEN_DIR=\"$repo_root/tests/format/golden\"")
+    '-DCUCKOO_GOLDEN_DIR="tests/format/golden"')
   mkdir -p "$work"
   # What each architecture is here to check must hold for its compiler.
   local defines

@@ -9,13 +9,15 @@
 #
 # usage: sudo scripts/check-fresh-machine.sh
 #   BUILD_DIR  the work folder's parent (default: build); needs about 2 GB
-#   MIRROR     the Debian mirror (default http://deb.debian.org/debian)
+#   MIRROR     the Debian mirror (default: the one this machine's apt uses)
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-source.sh"
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${BUILD_DIR:-$repo_root/build}/fresh-machine
-mirror=${MIRROR:-http://deb.debian.org/debian}
 log() { echo "check-fresh-machine: $*" >&2; }
+mirror=${MIRROR:-$(debian_mirror)} ||
+  { log "no Debian archive in this machine's apt sources: set MIRROR"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || { log "run as root: it builds and enters a chroot"; exit 1; }
 if ! command -v mmdebstrap >/dev/null; then

@@ -28,9 +28,17 @@
 #   BUILD_DIR  the work folder's parent (default: build)
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
+cache=$cuckoo_cache_root
+# RocksDB's Makefile takes its compilers by name: Debian's ccache folder of
+# same-named links puts the compiler cache before them (CMake takes it as its
+# launcher, lib/common.sh).
+make_path=$PATH
+if [ -n "$cuckoo_ccache" ] && [ -d /usr/lib/ccache ]; then
+  make_path=/usr/lib/ccache:$PATH
+fi
 tools=0
 compilers=()
 compiler_name=$(basename "$(readlink -f "$(command -v c++)")")
@@ -84,8 +92,8 @@ fi
 # build_version.cc needs every library object first).
 make_objects=()
 for source in $sources; do make_objects+=("plugin/cuckoo/${source%.cc}.o"); done
-make -C "$tree" -j2 ROCKSDB_PLUGINS=cuckoo ${compilers[@]+"${compilers[@]}"} \
-  "${make_objects[@]}"
+PATH=$make_path make -C "$tree" -j2 ROCKSDB_PLUGINS=cuckoo \
+  ${compilers[@]+"${compilers[@]}"} "${make_objects[@]}"
 listed=$(make -s -C "$tree" ROCKSDB_PLUGINS=cuckoo ${compilers[@]+"${compilers[@]}"} \
   --eval='show-plugin: ; @echo compiler: $(CXX) builtins: $(ROCKSDB_PLUGIN_BUILTINS) objects: $(LIB_OBJECTS)' \
   show-plugin)

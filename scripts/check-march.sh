@@ -46,7 +46,7 @@ for march in "${marches[@]}"; do
   compile_with_rocksdb_flags() {  # LEVEL
     local source
     for source in $sources; do
-      g++ "${rocksdb_flags[@]}" "$1" -march="$march" -I"$rocksdb_source" \
+      $cuckoo_ccache g++ "${rocksdb_flags[@]}" "$1" -march="$march" -I"$rocksdb_source" \
         -I"$rocksdb_source/include" -I"$repo_root/include" \
         -I"$repo_root/plugin" -c "$repo_root/$source" \
         -o "$build/in-tree-flags$1-$(basename "$source" .cc).o"

@@ -7,7 +7,8 @@
 # the module's tests (tests/module) against it: the same binary module that
 # Redis 7.0 loads. About 3 minutes the first time, then 2.
 #
-# The files are downloaded from Debian's pool and checked against the
+# The files are downloaded from the pool of the Debian archive that the
+# machine's apt uses (lib/debian-source.sh's debian_mirror) and checked against the
 # checksums pinned in scripts/redis-source.sha256. (deb13u3, which trixie's
 # index lists, was not in the archive's pool when this was written.)
 #
@@ -15,6 +16,7 @@
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-source.sh"
 repo_root=$cuckoo_repo_root
 log() { echo "check-valkey: $*" >&2; }
 die() {
@@ -25,11 +27,12 @@ die() {
 upstream=8.1.1+dfsg1
 revision=3+deb13u2
 files=("valkey_${upstream}.orig.tar.xz" "valkey_${upstream}-${revision}.debian.tar.xz")
-pool=http://deb.debian.org/debian/pool/main/v/valkey
+mirror=$(debian_mirror) || die "no Debian archive in this machine's apt sources"
+pool=$mirror/pool/main/v/valkey
 
 cuckoo_setup
 cuckoo_install_packages check-valkey libjemalloc-dev xz-utils patch
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo
+cache=$cuckoo_cache_root
 downloads=$cache/downloads
 mkdir -p "$downloads"
 for name in "${files[@]}"; do

@@ -16,11 +16,12 @@ build_dir=${1:-$repo_root/build}
 # tree copied onto a minimal Debian has a .git folder but no git.
 # The compression libraries and Ninja are for RocksDB's own builds from
 # source (scripts/build-rocksdb.sh); jemalloc is the allocator the filter
-# memory tests and benchmarks preload besides glibc's.
+# memory tests and benchmarks preload besides glibc's; ccache is the
+# compiler cache of every build (scripts/lib/common.sh).
 required_packages=(make pkgconf git librocksdb-dev rocksdb-tools libxxhash-dev libgtest-dev
   libbenchmark-dev libgflags-dev cmake g++ clang libclang-rt-14-dev gnuplot-nox
   python3 ninja-build libsnappy-dev liblz4-dev libzstd-dev zlib1g-dev libbz2-dev
-  libjemalloc2 redis-server redis-tools python3-redis python3-pytest)
+  libjemalloc2 ccache redis-server redis-tools python3-redis python3-pytest)
 
 cuckoo_install_packages setup "${required_packages[@]}"
 

@@ -7,6 +7,39 @@
 # usage: source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 cuckoo_repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# Where builds outside the tree are kept: RocksDB's builds, downloads and the
+# compiler cache.
+cuckoo_cache_root=${ROCKSDB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo}
+
+# The compiler cache (Debian's ccache, which scripts/setup.sh installs): every
+# CMake build a script configures takes it as its compiler launcher, and
+# scripts that call a compiler themselves put $cuckoo_ccache before it. A
+# machine without ccache, or CUCKOO_CCACHE=0, builds without it.
+#   CCACHE_BASEDIR  the checkout: paths inside it are rewritten relative to
+#                   the build folder, so that a clone in another folder (CI's)
+#                   hits what this one compiled. Paths outside it (RocksDB's
+#                   trees in the cache, /usr) are the same in every clone.
+#   CCACHE_NOHASHDIR  the build folder's path is left out of the key even for
+#                   objects with debug information (the sanitizer builds'),
+#                   whose DW_AT_comp_dir may then name another clone.
+# ccache hashes the compiler, the flags and the preprocessed source with
+# every header it includes: a change to any of them is a miss, and a
+# compilation that failed is never cached. Called when this file is sourced,
+# and again by cuckoo_setup once it has installed ccache.
+cuckoo_ccache=""
+cuckoo_use_ccache() {
+  if [ "${CUCKOO_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+    cuckoo_ccache=ccache
+    export CCACHE_DIR=$cuckoo_cache_root/ccache
+    export CCACHE_BASEDIR=$cuckoo_repo_root
+    export CCACHE_NOHASHDIR=true
+    # The project in each configuration, the in-tree RocksDB builds and the
+    # cross builds, with room to spare (zstd-compressed).
+    export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-16G}
+    export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  fi
+}
+cuckoo_use_ccache
 
 # cuckoo_each_two_at_a_time COMMAND... -- ARGUMENT...: runs COMMAND...
 # ARGUMENT for each ARGUMENT, two at a time (the machines have two cores),
@@ -67,6 +100,7 @@ cuckoo_setup() {
   if [ -z "$cuckoo_rocksdb_source" ]; then
     cuckoo_rocksdb_source=$("$cuckoo_repo_root/scripts/setup.sh" \
       "$cuckoo_repo_root/build" | tail -n 1)
+    cuckoo_use_ccache
   fi
 }
 

@@ -16,9 +16,9 @@ cuckoo_cross_gtest() {
   shared="$(dirname "$work")/gtest-$(basename "$cxx")"
   if [ ! -f "$shared/gtest.a" ]; then
     mkdir -p "$shared"
-    $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" -I"$gtest" \
+    $cuckoo_ccache $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" -I"$gtest" \
       -c "$gtest/src/gtest-all.cc" -o "$shared/gtest-all.o"
-    $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" \
+    $cuckoo_ccache $cxx -std=c++17 -O1 -pthread -isystem "$gtest/include" \
       -c "$gtest/src/gtest_main.cc" -o "$shared/gtest_main.o"
     "$ar" rcs "$shared/gtest.a.tmp" "$shared/gtest-all.o" "$shared/gtest_main.o"
     mv "$shared/gtest.a.tmp" "$shared/gtest.a"
@@ -27,7 +27,8 @@ cuckoo_cross_gtest() {
 }
 
 # cuckoo_compile_each WORK CXX FLAGS... -- SOURCE...: compiles each SOURCE to
-# WORK/<its name>.o, two at a time; fails if any fails.
+# WORK/<its name>.o, two at a time, through the compiler cache; fails if any
+# fails.
 cuckoo_compile_each() {
   local work=$1 cxx=$2
   shift 2
@@ -38,7 +39,7 @@ cuckoo_compile_each() {
   done
   shift
   cuckoo_compile_into_work() {
-    $cxx "${flags[@]}" -c "$1" -o "$work/$(basename "$1" .cc).o"
+    $cuckoo_ccache $cxx "${flags[@]}" -c "$1" -o "$work/$(basename "$1" .cc).o"
   }
   cuckoo_each_two_at_a_time cuckoo_compile_into_work -- "$@"
 }

@@ -5,6 +5,7 @@
 # lists and cache live in a private folder of the caller's download cache.
 #
 # usage: source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-source.sh"
+#        debian_mirror
 #        debian_source_download PACKAGE UPSTREAM SUITE OUT APT_DIR
 #   PACKAGE   the source package, e.g. rocksdb or redis
 #   UPSTREAM  its upstream version; any Debian revision of it will do, as
@@ -79,4 +80,35 @@ debian_source_download() {
   /usr/lib/apt/apt-helper -o "APT::Sandbox::User=$(id -un)" download-file \
     "$uri" "$out.partial" >&2
   mv "$out.partial" "$out"
+}
+
+# debian_mirror: prints the Debian archive that this machine's apt takes its
+# own release from (the first source whose suite is the system's codename:
+# not its -security or -updates archives, nor a third party's), read from
+# the deb822 .sources files or sources.list. A company mirror is then used as
+# apt uses it, and no host is named here. Returns 1 when there is none.
+debian_mirror() {
+  local codename uri
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [ -n "$codename" ] || return 1
+  uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+    awk -v codename="$codename" 'BEGIN { RS = ""; FS = "\n" }
+      {
+        deb = 0; release = 0; uri = ""
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^Types:/ && (" " $i " ") ~ / deb /) deb = 1
+          if ($i ~ /^URIs:/) { split(substr($i, 6), uris, " "); uri = uris[1] }
+          if ($i ~ /^Suites:/ && (" " substr($i, 8) " ") ~ (" " codename " ")) release = 1
+        }
+        if (deb && release && uri != "") { print uri; exit }
+      }')
+  if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+    # deb [options] URI suite components...
+    uri=$(awk -v codename="$codename" '$1 == "deb" {
+        for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) break
+        if ($(i + 1) == codename) { print $i; exit }
+      }' /etc/apt/sources.list)
+  fi
+  [ -n "$uri" ] || return 1
+  echo "${uri%/}"
 }
