@@ -18,7 +18,10 @@ if [ "${1:-}" = --system-prefix ]; then
 fi
 build_dir=${1:?usage: package_consumer_test.sh [--system-prefix] BUILD_DIR SOURCE_DIR}
 source_dir=${2:?usage: package_consumer_test.sh [--system-prefix] BUILD_DIR SOURCE_DIR}
-work=$(mktemp -d)
+# Inside the build folder, so that the plugin-only build's compilations, like
+# the checkout's own, hit the compiler cache from any clone
+# (scripts/lib/common.sh).
+work=$(mktemp -d "$build_dir/package-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 cache_value() {
