@@ -14,7 +14,7 @@ cd "$tree"
 spdx='SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only'
 # What counts as code: C and C++ sources and headers, shell, Python and
 # gnuplot scripts, CMake and make files, and CI's entry point.
-code_files='\.(c|cc|h|sh|py|gnuplot|cmake|cmake\.in|mk)$|(^|/)CMakeLists\.txt$|^\.ci/run$'
+code_files='\.(c|cc|h|sh|py|java|map|gnuplot|cmake|cmake\.in|mk)$|(^|/)CMakeLists\.txt$|^\.ci/run$'
 
 status=0
 for license in COPYING LICENSE.Apache; do

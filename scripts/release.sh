@@ -4,14 +4,18 @@
 # CMakeLists.txt both name VERSION, runs the pre-release checks the README
 # lists (the license check, the README's two commands on a fresh Debian 12,
 # the whole suite against every supported RocksDB release, with clang, and
-# on arm64), and writes a source tarball of HEAD with its SHA-256.
+# on arm64, the Java library against each rocksdbjni release), and writes a
+# source tarball of HEAD and one Java jar per rocksdbjni release
+# (scripts/test-java-versions.sh builds them), each with its SHA-256.
 #
 # usage: scripts/release.sh [--skip-checks] VERSION
 #   VERSION        MAJOR.MINOR.PATCH, as in CMakeLists.txt's project() and a
 #                  "## VERSION (date)" heading of HISTORY.md
 #   --skip-checks  only the tree and version checks and the tarball (for
 #                  trying the script; not for a release)
-#   output: build/release/rocksdb-cuckoo-VERSION.tar.gz and .sha256
+#   output: build/release/rocksdb-cuckoo-VERSION.tar.gz, and
+#   rocksdb-cuckoo-VERSION-java-<release>.jar for rocksdbjni 10.1.3, 9.7.3
+#   and FRocksDB 8.10.0, each with a .sha256
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,6 +51,10 @@ if [ -z "$skip_checks" ]; then
   scripts/test.sh --clang
   scripts/check-arm64-db.sh
 fi
+java_releases=(10.1.3 9.7.3 frocksdb-8.10.0)
+if [ -z "$skip_checks" ]; then
+  scripts/test-java-versions.sh "${java_releases[@]}"
+fi
 
 out=$repo_root/build/release
 mkdir -p "$out"
@@ -55,3 +63,11 @@ git archive --format=tar.gz --prefix="$name/" -o "$out/$name.tar.gz" HEAD
 (cd "$out" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
 echo "release: wrote $out/$name.tar.gz and $name.tar.gz.sha256"
 cat "$out/$name.tar.gz.sha256"
+# The jars, as the Java checks built and tested them (build-java-<release>).
+for release in "${java_releases[@]}"; do
+  jar=$(ls build-java-"$release"/rocksdb-cuckoo-*.jar 2>/dev/null | head -n 1)
+  [ -n "$jar" ] || { echo "release: no jar for rocksdbjni $release (scripts/test.sh --java $release)" >&2; continue; }
+  cp "$jar" "$out/$name-java-$release.jar"
+  (cd "$out" && sha256sum "$name-java-$release.jar" >"$name-java-$release.jar.sha256")
+  cat "$out/$name-java-$release.jar.sha256"
+done

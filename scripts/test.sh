@@ -3,7 +3,8 @@
 # The test command: installs what is missing, configures, builds and runs the
 # whole test suite with ctest.
 #
-# usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE]
+# usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE |
+#                        --java [VERSION]]
 #   (none)      the Release build against Debian's RocksDB, in build.
 #   --clang     the same with clang and clang++ (Debian's clang 14 on
 #               bookworm), in build-clang.
@@ -28,6 +29,12 @@
 #               into /usr, which is a distribution's layout for Debian's
 #               library and runs in the suite against it, and the CF module,
 #               which has no RocksDB in it.
+#   --java      the Java library (java/) built for a rocksdbjni release
+#               (10.1.3 by default; 9.7.3, frocksdb-8.10.0), in
+#               build-java-<release>, and its JUnit tests against the stock
+#               rocksdbjni jar of that release, which
+#               scripts/build-rocksdbjni.sh builds once as Maven's is built
+#               (cached outside the tree; 15 to 25 minutes the first time).
 #   BUILD_DIR   overrides the build folder.
 set -euo pipefail
 
@@ -58,12 +65,19 @@ elif [ "${1:-}" = "--rocksdb" ]; then
   other_rocksdb=${2:?usage: scripts/test.sh --rocksdb VERSION|TARBALL|TREE}
   cmake_args+=(-DCUCKOO_BUILD_MODULE=OFF)
   ctest_args+=(-E "^Package\.InstalledToTheSystemPrefixWithMultiarchLibdir$")
+elif [ "${1:-}" = "--java" ]; then
+  java_release=${2:-10.1.3}
 elif [ -n "${1:-}" ]; then
-  echo "usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE]" >&2
+  echo "usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE | --java [VERSION]]" >&2
   exit 2
 fi
 
 cuckoo_setup
+if [ -n "${java_release:-}" ]; then
+  build_dir=${BUILD_DIR:-$repo_root/build-java-$java_release}
+  cuckoo_build_java "$java_release" "$build_dir"
+  exec ctest --test-dir "$build_dir" --output-on-failure -j2
+fi
 if [ -n "${with_tsan_rocksdb:-}" ]; then
   tsan_rocksdb=$("$repo_root/scripts/build-rocksdb.sh" --tsan)
   export LD_LIBRARY_PATH="$tsan_rocksdb${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -141,6 +141,18 @@ cuckoo_configure_and_build() {
   fi
 }
 
+# cuckoo_build_java RELEASE BUILD_DIR: builds the Java library (java/) for
+# the rocksdbjni RELEASE in BUILD_DIR, against the stock jar that
+# scripts/build-rocksdbjni.sh builds (cached); sets cuckoo_rocksdbjni to
+# that jar's folder.
+cuckoo_build_java() {
+  cuckoo_rocksdbjni=$("$cuckoo_repo_root/scripts/build-rocksdbjni.sh" "$1")
+  cmake -S "$cuckoo_repo_root/java" -B "$2" \
+    -DROCKSDB_SOURCE_DIR="$(readlink -f "$cuckoo_rocksdbjni/source")" \
+    -DROCKSDBJNI_JAR="$cuckoo_rocksdbjni/rocksdbjni.jar" >&2
+  cmake --build "$2" -j2 >&2
+}
+
 # cuckoo_ticker NAME OUTPUT: the COUNT of the ticker rocksdb.NAME in db_bench
 # --statistics OUTPUT (empty when it is absent).
 cuckoo_ticker() {
