@@ -10,10 +10,13 @@
 // RedisBloom grows by chaining: each expansion adds a sub-filter that every
 // lookup probes, so its false-positive rates add up. Here the filter grows
 // in place (cuckoo_filter.h, "Growth"): a lookup stays two buckets, and the
-// false-positive rate never exceeds that of BITS-bit fingerprints. EXPANSION
-// n makes each growth multiply the table by 1 + n rounded up to a power of
-// two (the table holds at least as much after a growth as RedisBloom's chain
-// does), and the filter may grow until it is at least 32 times its
+// false-positive rate never exceeds that of BITS-bit fingerprints.
+// RedisBloom rounds EXPANSION n up to a power of two e, and CF.INFO reports
+// e as the "Expansion rate"; each of its growths chains a sub-filter e times
+// the last. Here each growth multiplies the table by 2e, so that after k
+// growths it holds (2e)^k times the reserved size, at least the
+// 1 + e + ... + e^k of RedisBloom's chain, and CF.INFO reports e as
+// RedisBloom does. The filter may grow until it is at least 32 times its
 // reserved size, as RedisBloom's default of 32 sub-filters allows at
 // EXPANSION 1. The price
 // is paid up front: every slot holds the growth bits it will give up, so an
@@ -38,9 +41,10 @@
 // replica's filter at its size and ends in the same state.
 #include "cf_commands.h"
 
-#include <cctype>
+#include <algorithm>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <optional>
 #include <random>
@@ -173,7 +177,7 @@ bool CheckCapacity(RedisModuleCtx* ctx, const ReserveArgs& args) {
   return true;
 }
 
-// EXPANSION n's growth factor (1 + n rounded up to a power of two; 0 for
+// EXPANSION n's growth factor (twice n rounded up to a power of two; 0 for
 // none) and how many growths reach kGrowthBits doublings (see "Growth").
 struct Growth {
   uint32_t factor = 0;
@@ -188,7 +192,7 @@ Growth GrowthOf(long long expansion) {
   Growth growth;
   if (expansion <= 0) return growth;
   growth.factor = 2;
-  while (growth.factor < static_cast<uint64_t>(expansion) + 1) {
+  while (growth.factor < 2 * static_cast<uint64_t>(expansion)) {
     growth.factor *= 2;
   }
   const int factor_bits = __builtin_ctz(growth.factor);
@@ -221,14 +225,12 @@ cuckoo::CuckooFilterOptions OptionsOf(const ReserveArgs& args, uint64_t seed) {
 bool ChooseBitsForRate(RedisModuleCtx* ctx, ReserveArgs* args) {
   const int widest =
       cuckoo::kMaxFingerprintBits - GrowthOf(args->expansion).reserved_bits();
-  const double load = cuckoo::MaxLoadFactor(static_cast<int>(args->bucket_size),
-                                            cuckoo::Construction::kDynamic);
-  for (int bits = cuckoo::kMinFingerprintBits; bits <= widest; ++bits) {
-    if (cuckoo::ExpectedFalsePositiveRate(LayoutOf(args->bucket_size, bits),
-                                          load) <= args->fprate) {
-      args->bits = bits;
-      return true;
-    }
+  const std::optional<int> bits = cuckoo::NarrowestFingerprintForRate(
+      static_cast<int>(args->bucket_size), args->fprate, widest,
+      cuckoo::Construction::kDynamic);
+  if (bits.has_value()) {
+    args->bits = *bits;
+    return true;
   }
   ReplyWithError(ctx, "FPRATE: " + std::to_string(args->fprate) +
                           " needs fingerprints wider than the " +
@@ -364,6 +366,85 @@ class GrowthHold {
   cuckoo::CuckooFilter& filter_;
 };
 
+// A command's scratch array: on the stack for the few items of most
+// commands, on the heap for more.
+template <typename T>
+class ItemArray {
+ public:
+  explicit ItemArray(size_t count) : data_(local_) {
+    if (count > kLocal) {
+      heap_.reset(new T[count]);
+      data_ = heap_.get();
+    }
+  }
+  ItemArray(const ItemArray&) = delete;  // data_ may point into local_
+  ItemArray& operator=(const ItemArray&) = delete;
+  T* data() { return data_; }
+  T& operator[](size_t i) { return data_[i]; }
+
+ private:
+  static constexpr size_t kLocal = 16;
+  T local_[kLocal];
+  std::unique_ptr<T[]> heap_;
+  T* data_;
+};
+
+// Each item's hash, for the batched calls.
+void HashItems(const cuckoo::CuckooFilter& filter, RedisModuleString** items,
+               int num_items, uint64_t* hashes) {
+  for (int i = 0; i < num_items; ++i) {
+    size_t size;
+    const char* data = RedisModule_StringPtrLen(items[i], &size);
+    hashes[i] = HashItem(filter, data, size);
+  }
+}
+
+// Why an item was not stored for want of memory (see "Replication").
+enum Refusal : char {
+  kStoredOrFull = 0,  // not refused: replicated as it was answered
+  kUnchanged = 1,     // nothing changed: not replicated
+  kGrowthRefused = 2  // replicated with NOGROW
+};
+
+// An InsertResult that the batched insert never writes: the items it did
+// not reach keep it.
+constexpr auto kNotReached = static_cast<cuckoo::InsertResult>(-1);
+
+// Inserts the items with the filter's batched insert, one batch from the
+// first item and a new one after each item refused for want of memory.
+// Such an item is answered as for a full filter, and refused[i] says
+// whether the filter changed: the growth that failed counted a failed
+// insert (CuckooFilter::GrowAndInsert); a reservation that failed before
+// the walk changed nothing.
+void InsertBatched(cuckoo::CuckooFilter& filter, const uint64_t* hashes,
+                   int num_items, bool if_absent, cuckoo::InsertResult* results,
+                   Refusal* refused) {
+  const size_t count = static_cast<size_t>(num_items);
+  std::fill(refused, refused + count, kStoredOrFull);
+  size_t done = 0;
+  while (done < count) {
+    std::fill(results + done, results + count, kNotReached);
+    const uint64_t failed_before = filter.history().failed_inserts;
+    try {
+      if (if_absent) {
+        filter.InsertManyIfAbsent(hashes + done, count - done, results + done);
+      } else {
+        filter.InsertMany(hashes + done, count - done, results + done);
+      }
+      return;
+    } catch (const std::bad_alloc&) {
+      uint64_t full_before = 0;
+      while (results[done] != kNotReached) {
+        full_before += results[done] == cuckoo::InsertResult::kFull;
+        ++done;
+      }
+      const uint64_t failed = filter.history().failed_inserts - failed_before;
+      refused[done] = failed > full_before ? kGrowthRefused : kUnchanged;
+      results[done++] = cuckoo::InsertResult::kFull;
+    }
+  }
+}
+
 int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
                 RedisModuleString** items, int num_items,
                 const InsertMode& mode) {
@@ -379,43 +460,25 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
     return ReplyWithError(ctx, kLoadingError);
   }
   cuckoo::CuckooFilter& filter = value->mutable_filter();
-  // Which items could not be stored for want of memory (see "Replication"),
-  // taken before the reply starts.
-  constexpr char kUnchanged = 1;      // nothing changed: not replicated
-  constexpr char kGrowthRefused = 2;  // replicated with NOGROW
-  char refused_one = 0;
-  std::vector<char> refused_many;
-  char* refused = &refused_one;
-  if (num_items > 1) {
-    refused_many.assign(static_cast<size_t>(num_items), 0);
-    refused = refused_many.data();
+  ItemArray<uint64_t> hashes(static_cast<size_t>(num_items));
+  ItemArray<cuckoo::InsertResult> results(static_cast<size_t>(num_items));
+  ItemArray<Refusal> refused(static_cast<size_t>(num_items));
+  HashItems(filter, items, num_items, hashes.data());
+  {
+    const GrowthHold hold(filter, !mode.grow);
+    InsertBatched(filter, hashes.data(), num_items, mode.nx, results.data(),
+                  refused.data());
   }
-  bool any_refused = false;
-  const GrowthHold hold(filter, !mode.grow);
   // RESP3 booleans: for every single-item reply, and CF.INSERT's array.
   const bool resp3 = IsResp3(ctx);
   const bool as_bool = resp3 && (!mode.nx || !mode.multi);
   if (mode.multi) RedisModule_ReplyWithArray(ctx, num_items);
   bool full = false;
   bool inserted = false;
+  bool any_refused = false;
   for (int i = 0; i < num_items; ++i) {
-    size_t size;
-    const char* data = RedisModule_StringPtrLen(items[i], &size);
-    const uint64_t hash = HashItem(filter, data, size);
-    cuckoo::InsertResult result;
-    const uint64_t generator = filter.history().generator_state;
-    try {
-      result = mode.nx ? filter.InsertIfAbsent(hash) : filter.Insert(hash);
-    } catch (const std::bad_alloc&) {
-      // The filter is as it was, or as a held growth leaves it
-      // (CuckooFilter::HoldGrowth): only the second is replicated.
-      result = cuckoo::InsertResult::kFull;
-      refused[i] = filter.history().generator_state == generator
-                       ? kUnchanged
-                       : kGrowthRefused;
-      any_refused = true;
-    }
-    switch (result) {
+    any_refused |= refused[i] != kStoredOrFull;
+    switch (results[i]) {
       case cuckoo::InsertResult::kOk:
         inserted = true;
         ReplyWithFlag(ctx, as_bool, 1);
@@ -455,27 +518,22 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
   return REDISMODULE_OK;
 }
 
-bool EndsWithNx(RedisModuleString* command) {
-  size_t size;
-  const char* name = RedisModule_StringPtrLen(command, &size);
-  return size >= 2 &&
-         std::tolower(static_cast<unsigned char>(name[size - 1])) == 'x' &&
-         std::tolower(static_cast<unsigned char>(name[size - 2])) == 'n';
-}
-
-// CF.ADD key item, CF.ADDNX key item
+// CF.ADD key item, and CF.ADDNX (kIfAbsent)
+template <bool kIfAbsent>
 int Add(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 3) return RedisModule_WrongArity(ctx);
-  const InsertMode mode{EndsWithNx(argv[0]), false, true, ReserveArgs{}};
+  const InsertMode mode{kIfAbsent, false, true, ReserveArgs{}};
   return InsertItems(ctx, argv, argv + 2, 1, mode);
 }
 
 // CF.INSERT key [CAPACITY n] [NOCREATE] [NOGROW] ITEMS item..., and
-// CF.INSERTNX. NOGROW (not RedisBloom's): the filter does not grow for these
-// items; those that do not fit are answered as for a full filter.
+// CF.INSERTNX (kIfAbsent). NOGROW (not RedisBloom's): the filter does not
+// grow for these items; those that do not fit are answered as for a full
+// filter.
+template <bool kIfAbsent>
 int Insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return RedisModule_WrongArity(ctx);
-  InsertMode mode{EndsWithNx(argv[0]), true, true, ReserveArgs{}};
+  InsertMode mode{kIfAbsent, true, true, ReserveArgs{}};
   int at = 2;
   int items = -1;
   while (at < argc && items < 0) {
@@ -502,31 +560,45 @@ int Insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return InsertItems(ctx, argv, argv + items, argc - items, mode);
 }
 
-// CF.EXISTS key item, CF.MEXISTS key item..., CF.COUNT key item
+// What a read command asks of each item.
+enum class Question {
+  kExists,     // CF.EXISTS key item
+  kManyExist,  // CF.MEXISTS key item...
+  kCount,      // CF.COUNT key item
+};
+
+// CF.EXISTS, CF.MEXISTS and CF.COUNT. A missing key answers 0 for every
+// item, as RedisBloom does.
+template <Question kQuestion>
 int Check(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  size_t size;
-  const char* name = RedisModule_StringPtrLen(argv[0], &size);
-  const bool multi = std::tolower(static_cast<unsigned char>(name[3])) == 'm';
-  const bool count =
-      std::tolower(static_cast<unsigned char>(name[size - 1])) == 't';
-  if ((multi && argc < 3) || (!multi && argc != 3)) {
+  constexpr bool kMulti = kQuestion == Question::kManyExist;
+  if ((kMulti && argc < 3) || (!kMulti && argc != 3)) {
     return RedisModule_WrongArity(ctx);
   }
   const Opened opened = Open(ctx, argv[1], REDISMODULE_READ);
   if (opened.status == Status::kFound && !opened.value->ready()) {
     return ReplyWithError(ctx, kLoadingError);
   }
-  const bool as_bool = !count && IsResp3(ctx);
-  if (multi) RedisModule_ReplyWithArray(ctx, argc - 2);
-  for (int i = 2; i < argc; ++i) {
-    long long answer = 0;
-    if (opened.status == Status::kFound) {
-      const cuckoo::CuckooFilter& filter = opened.value->filter();
-      const char* data = RedisModule_StringPtrLen(argv[i], &size);
-      const uint64_t hash = HashItem(filter, data, size);
-      answer = count ? filter.Count(hash) : filter.Contains(hash);
+  const int num_items = argc - 2;
+  ItemArray<long long> answers(static_cast<size_t>(num_items));
+  std::fill(answers.data(), answers.data() + num_items, 0);
+  if (opened.status == Status::kFound) {
+    const cuckoo::CuckooFilter& filter = opened.value->filter();
+    ItemArray<uint64_t> hashes(static_cast<size_t>(num_items));
+    HashItems(filter, argv + 2, num_items, hashes.data());
+    if (kQuestion == Question::kCount) {
+      answers[0] = filter.Count(hashes[0]);
+    } else {
+      ItemArray<bool> found(static_cast<size_t>(num_items));
+      filter.ContainsBatch(hashes.data(), static_cast<size_t>(num_items),
+                           found.data());
+      for (int i = 0; i < num_items; ++i) answers[i] = found[i];
     }
-    ReplyWithFlag(ctx, as_bool, answer);
+  }
+  const bool as_bool = kQuestion != Question::kCount && IsResp3(ctx);
+  if (kMulti) RedisModule_ReplyWithArray(ctx, num_items);
+  for (int i = 0; i < num_items; ++i) {
+    ReplyWithFlag(ctx, as_bool, answers[i]);
   }
   return REDISMODULE_OK;
 }
@@ -565,7 +637,7 @@ int Info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"Number of items inserted", static_cast<long long>(info.items_stored)},
       {"Number of items deleted", static_cast<long long>(info.items_deleted)},
       {"Bucket size", info.bucket_size},
-      {"Expansion rate", info.expansion == 0 ? 0 : info.expansion - 1LL},
+      {"Expansion rate", info.expansion / 2LL},  // see "Growth"
       {"Max iterations", info.max_iterations},
   };
   constexpr long kFields = sizeof(fields) / sizeof(fields[0]);
@@ -716,17 +788,20 @@ const std::vector<CommandSpec>& Commands() {
   static const std::vector<CommandSpec> commands = {
       {"cf.reserve", Guarded<Reserve>, "write deny-oom fast", 1, 1, kInsertKey,
        "write fast"},
-      {"cf.add", Guarded<Add>, "write deny-oom fast", 1, 1, kInsertKey,
+      {"cf.add", Guarded<Add<false>>, "write deny-oom fast", 1, 1, kInsertKey,
        "write"},
-      {"cf.addnx", Guarded<Add>, "write deny-oom fast", 1, 1, kInsertKey,
+      {"cf.addnx", Guarded<Add<true>>, "write deny-oom fast", 1, 1, kInsertKey,
        "write"},
-      {"cf.insert", Guarded<Insert>, "write deny-oom", 1, 1, kInsertKey,
+      {"cf.insert", Guarded<Insert<false>>, "write deny-oom", 1, 1, kInsertKey,
        "write"},
-      {"cf.insertnx", Guarded<Insert>, "write deny-oom", 1, 1, kInsertKey,
+      {"cf.insertnx", Guarded<Insert<true>>, "write deny-oom", 1, 1, kInsertKey,
        "write"},
-      {"cf.exists", Guarded<Check>, "readonly fast", 1, 1, kReadKey, "read"},
-      {"cf.mexists", Guarded<Check>, "readonly fast", 1, 1, kReadKey, "read"},
-      {"cf.count", Guarded<Check>, "readonly fast", 1, 1, kReadKey, "read"},
+      {"cf.exists", Guarded<Check<Question::kExists>>, "readonly fast", 1, 1,
+       kReadKey, "read"},
+      {"cf.mexists", Guarded<Check<Question::kManyExist>>, "readonly fast", 1,
+       1, kReadKey, "read"},
+      {"cf.count", Guarded<Check<Question::kCount>>, "readonly fast", 1, 1,
+       kReadKey, "read"},
       {"cf.del", Guarded<Del>, "write fast", 1, 1, kWriteKey, "write"},
       {"cf.info", Guarded<Info>, "readonly fast", 1, 1, kReadKey, "read fast"},
       {"cf.scandump", Guarded<ScanDump>, "readonly", 1, 1, kReadKey, "read"},

@@ -74,7 +74,7 @@ class FilterValue {
   bool LoadChunk(const std::string& chunk, std::string* error);
 
   // Bytes held, for MEMORY USAGE and CF.INFO's "Size": the filter's table
-  // and stash, and its walk's log once a walk has reserved it.
+  // and stash, and its walk's log (CuckooFilter::WalkLogBytes).
   size_t MemoryUsage() const;
 
   // The RDB record as string buffers (RdbSave): a kind byte, then for a

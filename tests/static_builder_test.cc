@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "cuckoo/sizing.h"
 #include "test_util.h"
 
@@ -263,6 +265,28 @@ TEST(SizingTest, FalsePositiveTargetChoiceIsTheSmallestThatReachesIt) {
   EXPECT_THROW(ChooseForFalsePositiveRate(1.0), std::invalid_argument);
   EXPECT_THROW(ChooseForBitsPerKey(-1), std::invalid_argument);
   EXPECT_THROW(ChooseForBitsPerKey(std::nan("")), std::invalid_argument);
+}
+
+TEST(SizingTest, FixedBucketSizeTakesTheNarrowestFingerprintForTheRate) {
+  for (int bucket_size : {2, 4, 8}) {
+    const double load = MaxLoadFactor(bucket_size, Construction::kDynamic);
+    for (double target : {0.1, 0.01, 1e-4, 1e-7}) {
+      const std::optional<int> bits = NarrowestFingerprintForRate(
+          bucket_size, target, kMaxFingerprintBits, Construction::kDynamic);
+      ASSERT_TRUE(bits.has_value());
+      EXPECT_LE(ExpectedFalsePositiveRate({bucket_size, *bits, false}, load),
+                target);
+      if (*bits > kMinFingerprintBits) {
+        EXPECT_GT(
+            ExpectedFalsePositiveRate({bucket_size, *bits - 1, false}, load),
+            target);
+      }
+      // A limit below the width the rate needs leaves nothing.
+      EXPECT_FALSE(NarrowestFingerprintForRate(bucket_size, target, *bits - 1,
+                                               Construction::kDynamic)
+                       .has_value());
+    }
+  }
 }
 
 TEST(SizingTest, ExpectedRateIsTheClassicApproximationForSmallRates) {

@@ -304,9 +304,13 @@ class CuckooFilter {
   }
   // Memory held besides SizeInBytes(): the kick-out walk's log, which the
   // first insert that has to move others reserves for max_kicks steps and
-  // keeps (FilterCore::InsertByMoving).
+  // keeps (FilterCore::InsertByMoving). Counted from the start, so that the
+  // figure does not depend on whether that insert has come yet, and is the
+  // same for a copy or a loaded filter, which reserve it again.
   size_t WalkLogBytes() const {
-    return state_.walk_log.capacity() * sizeof(KickStep);
+    return std::max<size_t>(state_.walk_log.capacity(),
+                            state_.options.max_kicks) *
+           sizeof(KickStep);
   }
   double BitsPerKey() const {
     return Size() == 0 ? 0.0

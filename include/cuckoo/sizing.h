@@ -119,6 +119,23 @@ inline FilterConfig ChooseForFalsePositiveRate(
   return best;
 }
 
+// The narrowest fingerprint, of at most `widest_bits`, whose expected FPR
+// in buckets of `bucket_size` slots at the highest load the construction
+// sustains is at most `target_fpr`; nullopt when none is. For a caller
+// whose bucket size is fixed (RedisBloom's BUCKETSIZE, say).
+inline std::optional<int> NarrowestFingerprintForRate(
+    int bucket_size, double target_fpr, int widest_bits,
+    Construction construction) {
+  const double load = MaxLoadFactor(bucket_size, construction);
+  for (int bits = kMinFingerprintBits; bits <= widest_bits; ++bits) {
+    if (ExpectedFalsePositiveRate(BucketLayout{bucket_size, bits, false},
+                                  load) <= target_fpr) {
+      return bits;
+    }
+  }
+  return std::nullopt;
+}
+
 // The layout and load with the lowest expected FPR within `bits_per_key`
 // table bits per key. Budgets too small for any layout get the smallest one
 // (4-bit semi-sorted fingerprints at the highest load), which exceeds them.

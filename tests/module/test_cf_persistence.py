@@ -4,11 +4,12 @@
 # LOADCHUNK with bad chunks, and a replica that holds the primary's bytes
 # after a million mixed writes and answers every key after a failover.
 import random
+import resource
 
 import pytest
 import redis
 
-from conftest import wait_until
+from conftest import PRELOAD, wait_until
 
 
 def items(n, prefix="item"):
@@ -35,7 +36,15 @@ def fill(r, n=20000):
 
 
 def digests(r, keys):
-    return {key: r.execute_command("DEBUG", "DIGEST-VALUE", key)[0] for key in keys}
+    """Each filter's bytes (its digest) and what CF.INFO reports of it, "Size"
+    included: the same after every reload, copy and replication."""
+    return {key: (r.execute_command("DEBUG", "DIGEST-VALUE", key)[0],
+                  vars(r.cf().info(key)))
+            for key in keys}
+
+
+def memory(r, keys):
+    return {key: r.memory_usage(key) for key in keys}
 
 
 def assert_answers(r, expected):
@@ -49,8 +58,10 @@ def test_debug_reload_restart_and_copy(server):
     r = server.client
     expected = fill(r)
     before = digests(r, expected)
+    memory_before = memory(r, expected)
     assert r.execute_command("DEBUG", "RELOAD")
     assert digests(r, expected) == before
+    assert memory(r, expected) == memory_before
     assert_answers(r, expected)
     assert r.copy("grown", "copied")
     assert digests(r, ["copied"])["copied"] == before["grown"]
@@ -60,6 +71,7 @@ def test_debug_reload_restart_and_copy(server):
     server.restart(save=True)
     r = server.client
     assert digests(r, expected) == before
+    assert memory(r, expected) == memory_before
     assert_answers(r, expected)
 
 
@@ -77,9 +89,11 @@ def test_aof_restart(make_server, rewrite):
         r.cf().insert("grown", ["after the rewrite"])
         expected["grown"].append("after the rewrite")
     before = digests(r, expected)
+    memory_before = memory(r, expected)
     server.restart()
     r = server.client
     assert digests(r, expected) == before
+    assert memory(r, expected) == memory_before
     assert_answers(r, expected)
 
 
@@ -108,11 +122,16 @@ def test_scandump_loadchunk_refuses_bad_chunks(server):
     assert len(chunks) >= 3
     assert [position for position, _ in chunks] == list(range(1, len(chunks) + 1))
 
+    def bytes_of_copy():  # no CF.INFO while a load is in progress
+        if not r.exists("copy"):
+            return None
+        return r.execute_command("DEBUG", "DIGEST-VALUE", "copy")[0]
+
     def refused(position, data, what):
-        state = digests(r, ["copy"]) if r.exists("copy") else None
+        state = bytes_of_copy()
         with pytest.raises(redis.ResponseError, match=what):
             cf.loadchunk("copy", position, data)
-        assert (digests(r, ["copy"]) if r.exists("copy") else None) == state
+        assert bytes_of_copy() == state
 
     first = chunks[0][1]
     refused(1, first[:-10], "shorter|payload")
@@ -310,3 +329,51 @@ def test_replica_holds_the_primarys_bytes_and_survives_failover(make_server):
     assert_answers(replica.client, expected)
     replica.client.cf().add("small", "after the failover")
     assert replica.client.cf().exists("small", "after the failover") == 1
+
+
+def address_space_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmSize in /proc/{pid}/status")
+
+
+def test_growth_refused_for_want_of_memory_leaves_the_replica_identical(make_server):
+    """A primary that cannot allocate a growth answers as for a full filter and
+    replicates those items with NOGROW: the replica, which has the memory,
+    does not grow either, and both hold the same bytes and every item."""
+    if PRELOAD:
+        pytest.skip("a sanitizer's runtime maps more than the limit allows")
+    primary = make_server("primary")
+    replica = make_server("replica")
+    replica.client.replicaof("127.0.0.1", primary.port)
+    wait_until(lambda: replica.client.info("replication")["master_link_status"] == "up",
+               what="the replica's link")
+    r = primary.client
+    # One growth by 2 * 32768 of a filter for 1000 items needs about 200 MB.
+    r.execute_command("CF.RESERVE", "f", 1000, "EXPANSION", 32768)
+    pid = primary.process.pid
+    soft, hard = resource.prlimit(pid, resource.RLIMIT_AS)
+    resource.prlimit(pid, resource.RLIMIT_AS,
+                     ((address_space_kib(pid) << 10) + (64 << 20), hard))
+    try:
+        keys = items(3000)
+        replies = r.execute_command("CF.INSERT", "f", "ITEMS", *keys)
+        with pytest.raises(redis.ResponseError, match="Filter is full"):
+            r.execute_command("CF.ADD", "f", "one more")
+    finally:
+        resource.prlimit(pid, resource.RLIMIT_AS, (soft, hard))
+    assert set(replies) == {1, -1}
+    stored = [key for key, reply in zip(keys, replies) if reply == 1]
+    assert r.cf().info("f").filterNum == 1
+    assert r.wait(1, 60000) == 1
+    wait_until(lambda: replica.client.info("replication")["master_repl_offset"]
+               == r.info("replication")["master_repl_offset"],
+               what="the replica to catch up")
+    assert digests(replica.client, ["f"]) == digests(r, ["f"])
+    for client in (r, replica.client):
+        assert client.cf().mexists("f", *stored) == [1] * len(stored)
+    # With the memory back, the filter grows and takes the rest.
+    assert r.execute_command("CF.INSERT", "f", "ITEMS", *keys) == [1] * len(keys)
+    assert r.cf().info("f").filterNum == 2
