@@ -5,7 +5,10 @@
 # pkgconf), copies a clean clone of this repository (HEAD, committed files
 # only) into it, and runs, as root in a chroot, exactly the two commands the
 # README leads with. Each must install what it needs, configure, build and
-# succeed. Prints one line per command with its time.
+# succeed. Then, in another copy of the fresh root, the README's quick start
+# of the CF module ("The CF commands in Redis"): it installs only the server
+# and a compiler, builds module/ alone, and each redis-cli line must print
+# what its comment says. Prints one line per command with its time.
 #
 # usage: sudo scripts/check-fresh-machine.sh
 #   BUILD_DIR  the work folder's parent (default: build); needs about 2 GB
@@ -32,12 +35,41 @@ mapfile -t commands < <(awk '/^```sh$/ { inside = 1; next }
   inside && /^```/ { exit }
   inside { sub(/[[:space:]]*#.*/, ""); if ($0 != "") print }' "$repo_root/README.md" | head -n 2)
 [ "${#commands[@]}" -eq 2 ] || { log "cannot find the README's two commands"; exit 1; }
+# The module's quick start, as a script: continued lines joined, comments
+# dropped, and each "redis-cli ... # ANSWER" line checked against the first
+# word of its comment.
+module_script=$(awk '/^## The CF commands in Redis/ { section = 1 }
+  section && /^```sh$/ { inside = 1; next }
+  inside && /^```/ { exit }
+  inside {
+    if (sub(/\\$/, "")) { pending = pending $0; next }
+    line = pending $0; pending = ""
+    answer = ""
+    if (line ~ /^redis-cli .*#[[:space:]]*[^[:space:]]/) {
+      answer = line; sub(/.*#[[:space:]]*/, "", answer); sub(/[[:space:]].*/, "", answer)
+    }
+    sub(/[[:space:]]*#.*/, "", line)
+    if (line == "") next
+    if (answer == "") { print line; next }
+    printf "got=$(%s); [ \"$got\" = %s ] || { echo \"%s printed $got, not %s\" >&2; exit 1; }\n", line, answer, line, answer
+  }' "$repo_root/README.md")
+grep -q "^got=.*redis-cli" <<<"$module_script" ||
+  { log "cannot find the README's module quick start"; exit 1; }
 
 rootfs="$work/rootfs"
+module_rootfs="$work/rootfs-module"
 cleanup() {
-  for mount_point in "$rootfs/sys" "$rootfs/proc" "$rootfs/dev/pts" "$rootfs/dev"; do
-    if mountpoint -q "$mount_point" 2>/dev/null; then umount -l "$mount_point"; fi
+  local root pid
+  for root in "$rootfs" "$module_rootfs"; do
+    # A server the quick start left running, if it stopped half way.
+    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+      [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$root" ] && kill "$pid" 2>/dev/null
+    done
+    for mount_point in "$root/sys" "$root/proc" "$root/dev/pts" "$root/dev"; do
+      if mountpoint -q "$mount_point" 2>/dev/null; then umount -l "$mount_point"; fi
+    done
   done
+  return 0
 }
 trap cleanup EXIT
 cleanup
@@ -51,25 +83,39 @@ mmdebstrap --quiet --variant=minbase bookworm "$rootfs" "$mirror" >"$work/mmdebs
   exit 1
 }
 log "root file system ready in $(($(date +%s) - started)) s"
-git clone --quiet --no-local "$repo_root" "$rootfs/root/rocksdb-cuckoo"
-rm -rf "$rootfs/root/rocksdb-cuckoo/.git"
-cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
-mount --bind /dev "$rootfs/dev"
-mount --bind /dev/pts "$rootfs/dev/pts"
-mount -t proc proc "$rootfs/proc"
-mount -t sysfs sysfs "$rootfs/sys"
+# The module's root is a copy of the fresh one, made before anything is
+# mounted in it.
+cp -a "$rootfs" "$module_rootfs"
+for root in "$rootfs" "$module_rootfs"; do
+  git clone --quiet --no-local "$repo_root" "$root/root/rocksdb-cuckoo"
+  rm -rf "$root/root/rocksdb-cuckoo/.git"
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  # No package's service starts inside the chroot (it would share this
+  # machine's network): the quick start starts its own server.
+  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+  chmod +x "$root/usr/sbin/policy-rc.d"
+  mount --bind /dev "$root/dev"
+  mount --bind /dev/pts "$root/dev/pts"
+  mount -t proc proc "$root/proc"
+  mount -t sysfs sysfs "$root/sys"
+done
 
 failures=0
-for command in "${commands[@]}"; do
+run() {  # ROOT LOG LABEL SCRIPT: runs SCRIPT in the chroot, in the checkout
+  local root=$1 log=$work/$2.log name=$3 script=$4 started
   started=$(date +%s)
-  name=$(basename "${command%% *}" .sh)
-  if chroot "$rootfs" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-    LANG=C.UTF-8 /bin/bash -c "cd /root/rocksdb-cuckoo && $command" >"$work/$name.log" 2>&1; then
-    echo "fresh Debian 12: '$command' passed ($(($(date +%s) - started)) s)"
+  if chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive /bin/bash -euo pipefail \
+    -c "cd /root/rocksdb-cuckoo && $script" >"$log" 2>&1; then
+    echo "fresh Debian 12: $name passed ($(($(date +%s) - started)) s)"
   else
-    tail -n 30 "$work/$name.log"
-    echo "fresh Debian 12: '$command' FAILED (log: $work/$name.log)"
+    tail -n 30 "$log"
+    echo "fresh Debian 12: $name FAILED (log: $log)"
     failures=$((failures + 1))
   fi
+}
+for command in "${commands[@]}"; do
+  run "$rootfs" "$(basename "${command%% *}" .sh)" "'$command'" "$command"
 done
+run "$module_rootfs" module-quick-start "the CF module's quick start" "$module_script"
 exit $((failures != 0))

@@ -5,7 +5,8 @@
 # lists (the license check, the README's two commands on a fresh Debian 12,
 # the whole suite against every supported RocksDB release, with clang, and
 # on arm64, the Java library against each rocksdbjni release), and writes a
-# source tarball of HEAD and one Java jar per rocksdbjni release
+# source tarball of HEAD, the CF module built from it on its own (with the
+# MODULE LOAD line that loads it), and one Java jar per rocksdbjni release
 # (scripts/test-java-versions.sh builds them), each with its SHA-256.
 #
 # usage: scripts/release.sh [--skip-checks] VERSION
@@ -13,12 +14,14 @@
 #                  "## VERSION (date)" heading of HISTORY.md
 #   --skip-checks  only the tree and version checks and the tarball (for
 #                  trying the script; not for a release)
-#   output: build/release/rocksdb-cuckoo-VERSION.tar.gz, and
-#   rocksdb-cuckoo-VERSION-java-<release>.jar for rocksdbjni 10.1.3, 9.7.3
-#   and FRocksDB 8.10.0, each with a .sha256
+#   output: build/release/rocksdb-cuckoo-VERSION.tar.gz,
+#   rocksdb-cuckoo-VERSION-cf-module-linux-<arch>.so (Redis 7 and Valkey 8),
+#   and rocksdb-cuckoo-VERSION-java-<release>.jar for rocksdbjni 10.1.3,
+#   9.7.3 and FRocksDB 8.10.0, each with a .sha256
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$repo_root/scripts/lib/common.sh"  # the compiler cache
 usage="usage: scripts/release.sh [--skip-checks] VERSION"
 skip_checks=""
 version=""
@@ -63,6 +66,20 @@ git archive --format=tar.gz --prefix="$name/" -o "$out/$name.tar.gz" HEAD
 (cd "$out" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
 echo "release: wrote $out/$name.tar.gz and $name.tar.gz.sha256"
 cat "$out/$name.tar.gz.sha256"
+# The CF module, from the tarball's sources alone (module/ builds without
+# RocksDB), as a Redis operator builds it.
+module_src=$out/module-source
+rm -rf "$module_src" "$out/module-build"
+mkdir -p "$module_src"
+tar -xzf "$out/$name.tar.gz" -C "$module_src" --strip-components=1
+cmake -S "$module_src/module" -B "$out/module-build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$out/module-build" -j2 >/dev/null
+module=$name-cf-module-linux-$(uname -m).so
+cp "$out/module-build/librocksdb_cuckoo_cf.so" "$out/$module"
+rm -rf "$module_src" "$out/module-build"
+(cd "$out" && sha256sum "$module" >"$module.sha256")
+cat "$out/$module.sha256"
+echo "release: load it with: MODULE LOAD /path/to/$module (or loadmodule in redis.conf)"
 # The jars, as the Java checks built and tested them (build-java-<release>).
 # Without the checks a missing jar is only reported; a release needs all.
 shopt -s nullglob

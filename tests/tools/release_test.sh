@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # scripts/release.sh on a clone of the repository's HEAD: it packages a
-# version that CMakeLists.txt and HISTORY.md both name (a tarball whose
-# SHA-256 file checks), and refuses another version, a version HISTORY.md
-# does not name, and a tree with uncommitted changes.
+# version that CMakeLists.txt and HISTORY.md both name (a tarball and a CF
+# module whose SHA-256 files check), and refuses another version, a version
+# HISTORY.md does not name, and a tree with uncommitted changes.
 #
 # usage: release_test.sh SOURCE_DIR
 set -euo pipefail
@@ -35,6 +35,11 @@ if grep -qE "^## $version \(" HISTORY.md; then
     grep -qx "rocksdb-cuckoo-$version/$file" <<<"$listing" ||
       fail "the tarball lacks $file"
   done
+  module=rocksdb-cuckoo-$version-cf-module-linux-$(uname -m).so
+  (cd build/release && sha256sum --check --quiet "$module.sha256") ||
+    fail "the CF module does not match its SHA-256 file"
+  nm -D --defined-only "build/release/$module" | grep -q ' RedisModule_OnLoad$' ||
+    fail "the CF module has no RedisModule_OnLoad"
 fi
 expect_refusal "CMakeLists.txt says version" 99.0.0
 sed -i "s/^project(rocksdb_cuckoo VERSION [0-9.]* /project(rocksdb_cuckoo VERSION 99.0.0 /" CMakeLists.txt
