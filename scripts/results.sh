@@ -5,10 +5,11 @@
 # equal-FPR view), the micro-benchmarks (5 interleaved repetitions), stock
 # db_bench in the I/O-bound regime, a soak run, RocksDB's own filter_bench
 # (scripts/filter-bench.sh, 7.8.3 and 11.8.1), the dynamic filter against
-# its peers (scripts/peers-bench.sh), and the CF module against RedisBloom
-# (scripts/redis-bench.sh). Every table in the file is the
+# its peers (scripts/peers-bench.sh), the CF module against RedisBloom
+# (scripts/redis-bench.sh), and the Java library against RocksJava's Bloom
+# filter (scripts/java-bench.sh). Every table in the file is the
 # verbatim output of a command it names, and the charts are copied next to
-# it (bench/results/). About 65 minutes on 2 cores; run it on a quiet
+# it (bench/results/). About 75 minutes on 2 cores; run it on a quiet
 # machine.
 #
 # usage: scripts/results.sh [--release [VERSION]] [--peers-dir DIR] [OUTPUT]
@@ -72,6 +73,16 @@ step soak "$run_build_dir/bench/soak" --total_keys=20000000 \
 step filterbench "$repo_root/scripts/filter-bench.sh"
 step peers "$repo_root/scripts/peers-bench.sh" ${peers_flags[@]+"${peers_flags[@]}"}
 step redis "$repo_root/scripts/redis-bench.sh" ${peers_flags[@]+"${peers_flags[@]}"}
+java_bench() {  # each release the jar is built for, against Bloom and A/A
+  local release control
+  for release in 10.1.3 frocksdb-8.10.0; do
+    for control in "" --control; do
+      "$repo_root/scripts/java-bench.sh" "$release" --reps 11 --lookups 1000000 $control
+      echo
+    done
+  done
+}
+step java java_bench
 
 mkdir -p "$charts_dir"
 for chart in fpr storage-reads throughput-memory throughput-io; do
@@ -107,6 +118,7 @@ ${run_build_dir#"$repo_root"/}/bench/soak --total_keys=20000000 --keys_per_filte
 scripts/filter-bench.sh
 scripts/peers-bench.sh
 scripts/redis-bench.sh
+scripts/java-bench.sh RELEASE --reps 11 --lookups 1000000 [--control]   # 10.1.3, frocksdb-8.10.0
 \`\`\`
 
 ## The DB comparison (\`scripts/compare.sh ${flags_text}--full\`)
@@ -191,5 +203,19 @@ expansions. Ratios are ours / RedisBloom.
 
 EOF
   cat "$work/redis.md"
+  cat <<'EOF'
+
+## From Java: CuckooFilter against BloomFilter (`scripts/java-bench.sh`)
+
+The Java library's `CuckooFilter` and RocksJava's `BloomFilter` at 10 bits per key, each in a DB of its
+own in one JVM, against the stock rocksdbjni of the release built as Maven's is (Kafka 4.1's 10.1.3,
+Flink 2.x's FRocksDB 8.10.0): a Release build (`-O2 -DNDEBUG`, no RTTI), under glibc's malloc as the
+JVM process has it. Each DB holds the same million keys in one compacted file, with a block
+cache that holds all of it, so that the figures are the read path's CPU cost. Each repetition times
+both DBs in alternating order on the same keys, by the measuring thread's CPU time. The control runs
+put a `BloomFilter` in both DBs: what their ratios show is the bias between the two DBs, not a filter.
+
+EOF
+  cat "$work/java.md"
 } >"$output"
 echo "wrote $output and $charts_dir/" >&2

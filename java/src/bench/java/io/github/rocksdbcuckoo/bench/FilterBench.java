@@ -4,6 +4,8 @@ package io.github.rocksdbcuckoo.bench;
 import io.github.rocksdbcuckoo.CuckooFilter;
 import java.io.File;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +26,8 @@ import org.rocksdb.TickerType;
 
 /**
  * CuckooFilter against BloomFilter at the same bits per key, in one JVM:
- * absent-key and present-key Get throughput and the filters' bytes (table
+ * absent-key and present-key Get throughput (gets per second of the
+ * measuring thread's CPU time) and the filters' bytes (table
  * properties). Two DBs with the same keys, each compacted to one level and
  * held in a block cache large enough for all of it, so that the figures are
  * the read path's CPU cost, the filter's included. Each repetition measures
@@ -34,10 +37,13 @@ import org.rocksdb.TickerType;
  *
  * <pre>
  * java -cp ... io.github.rocksdbcuckoo.bench.FilterBench [--keys 1000000]
- *     [--lookups 500000] [--reps 9] [--bits 10] [--dir /tmp]
+ *     [--lookups 500000] [--reps 9] [--bits 10] [--dir /tmp] [--control]
  * </pre>
  */
 public final class FilterBench {
+  /** Each measurement is the calling thread's CPU time: the JIT's and the GC's are not in it. */
+  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
   private FilterBench() {}
 
   public static void main(final String[] args) throws Exception {
@@ -45,28 +51,35 @@ public final class FilterBench {
     int lookups = 500_000;
     int reps = 9;
     double bits = 10;
+    boolean control = false;
     String dir = System.getProperty("java.io.tmpdir");
-    for (int i = 0; i < args.length; i += 2) {
-      final String value = i + 1 < args.length ? args[i + 1] : usage("missing value");
-      switch (args[i]) {
+    for (int i = 0; i < args.length; ++i) {
+      if (args[i].equals("--control")) {
+        control = true;
+        continue;
+      }
+      final String value = ++i < args.length ? args[i] : usage("missing value");
+      switch (args[i - 1]) {
         case "--keys": keys = Integer.parseInt(value); break;
         case "--lookups": lookups = Integer.parseInt(value); break;
         case "--reps": reps = Integer.parseInt(value); break;
         case "--bits": bits = Double.parseDouble(value); break;
         case "--dir": dir = value; break;
-        default: usage("unknown " + args[i]);
+        default: usage("unknown " + args[i - 1]);
       }
     }
     RocksDB.loadLibrary();
     final Path root = Files.createTempDirectory(new File(dir).toPath(), "filter-bench");
-    try (Db cuckoo = new Db("cuckoo", new CuckooFilter(bits), root, keys);
-         Db bloom = new Db("bloom", new BloomFilter(bits), root, keys)) {
-      System.out.printf("RocksDB %s, %d keys, %d lookups a measurement, %d repetitions, "
-          + "%.3g bits/key%n", RocksDB.rocksdbVersion(), keys, lookups, reps, bits);
-      for (final Db db : new Db[] {cuckoo, bloom}) {
-        System.out.printf("  %-6s filter %,d bytes = %.2f bits/key over %d files%n",
-            db.name, db.filterBytes, 8.0 * db.filterBytes / db.entries, db.files);
-      }
+    // With --control both DBs have a BloomFilter: the ratios then measure
+    // what differs between the two DBs besides their filters (an A/A test).
+    final String firstName = control ? "bloom A" : "cuckoo";
+    final String secondName = control ? "bloom B" : "bloom";
+    try (Db cuckoo = new Db(firstName,
+             control ? new BloomFilter(bits) : new CuckooFilter(bits), root, keys);
+         Db bloom = new Db(secondName, new BloomFilter(bits), root, keys)) {
+      System.out.printf("RocksDB %s (rocksdbjni), %,d keys, %,d lookups a measurement, %.3g"
+          + " bits/key%s%n%n", RocksDB.rocksdbVersion(), keys, lookups, bits,
+          control ? "; control run: Bloom against Bloom" : "");
 
       // Warm-up: fill the block cache and let the JIT settle.
       final byte[][] warm = lookupKeys(keys, lookups, true, -1);
@@ -75,32 +88,44 @@ public final class FilterBench {
       cuckoo.gets(lookupKeys(keys, lookups, false, -2));
       bloom.gets(lookupKeys(keys, lookups, false, -2));
 
+      final double[][] absentRates = new double[2][reps];
+      final double[][] presentRates = new double[2][reps];
       final double[] absentRatios = new double[reps];
       final double[] presentRatios = new double[reps];
       for (int rep = 0; rep < reps; ++rep) {
         final byte[][] absent = lookupKeys(keys, lookups, true, rep);
         final byte[][] present = lookupKeys(keys, lookups, false, rep);
-        final Db first = rep % 2 == 0 ? cuckoo : bloom;
-        final Db second = first == cuckoo ? bloom : cuckoo;
-        final double[] absentRate = new double[2];
-        final double[] presentRate = new double[2];
-        absentRate[first == cuckoo ? 0 : 1] = first.measureAbsent(absent);
-        absentRate[second == cuckoo ? 0 : 1] = second.measureAbsent(absent);
-        presentRate[first == cuckoo ? 0 : 1] = first.measurePresent(present);
-        presentRate[second == cuckoo ? 0 : 1] = second.measurePresent(present);
-        absentRatios[rep] = absentRate[0] / absentRate[1];
-        presentRatios[rep] = presentRate[0] / presentRate[1];
-        System.out.printf("  rep %d: absent %.0f vs %.0f gets/s, present %.0f vs %.0f gets/s"
-            + " (cuckoo vs bloom)%n", rep + 1, absentRate[0], absentRate[1], presentRate[0],
-            presentRate[1]);
+        final int first = rep % 2;  // alternating order
+        final Db[] dbs = {cuckoo, bloom};
+        for (final int i : new int[] {first, 1 - first}) {
+          absentRates[i][rep] = dbs[i].measureAbsent(absent);
+        }
+        for (final int i : new int[] {first, 1 - first}) {
+          presentRates[i][rep] = dbs[i].measurePresent(present);
+        }
+        absentRatios[rep] = absentRates[0][rep] / absentRates[1][rep];
+        presentRatios[rep] = presentRates[0][rep] / presentRates[1][rep];
+        System.err.printf("  rep %d: absent %.0f vs %.0f gets/s, present %.0f vs %.0f gets/s"
+            + " of CPU time (%s vs %s)%n", rep + 1, absentRates[0][rep], absentRates[1][rep],
+            presentRates[0][rep], presentRates[1][rep], firstName, secondName);
       }
 
-      System.out.printf("false-positive rate on absent keys: cuckoo %.4f%%, bloom %.4f%%%n",
-          100 * cuckoo.falsePositiveRate(), 100 * bloom.falsePositiveRate());
-      System.out.println(summary("absent-key get throughput, cuckoo/bloom", absentRatios));
-      System.out.println(summary("present-key get throughput, cuckoo/bloom", presentRatios));
-      System.out.printf("filter bytes, cuckoo/bloom: %.3f%n",
+      System.out.printf("| | %s | %s | %s / %s |%n|---|---|---|---|%n", firstName, secondName,
+          firstName, secondName);
+      System.out.printf("| filter bytes (bits/key) | %,d (%.2f) | %,d (%.2f) | %.3f |%n",
+          cuckoo.filterBytes, 8.0 * cuckoo.filterBytes / cuckoo.entries, bloom.filterBytes,
+          8.0 * bloom.filterBytes / bloom.entries,
           (double) cuckoo.filterBytes / bloom.filterBytes);
+      System.out.printf("| false positives per absent Get | %.4f%% | %.4f%% | %.3f |%n",
+          100 * cuckoo.falsePositiveRate(), 100 * bloom.falsePositiveRate(),
+          cuckoo.falsePositiveRate() / bloom.falsePositiveRate());
+      System.out.println("| stored keys not found (false negatives) | 0 | 0 | |");
+      System.out.printf("| absent-key Gets per CPU second | %,.0f | %,.0f | %s |%n",
+          median(absentRates[0]), median(absentRates[1]), summary(absentRatios));
+      System.out.printf("| present-key Gets per CPU second | %,.0f | %,.0f | %s |%n",
+          median(presentRates[0]), median(presentRates[1]), summary(presentRatios));
+      System.out.printf("%nMedians of %d paired repetitions (alternating order, the measuring"
+          + " thread's CPU time), with %s.%n", reps, coverageText(reps));
     } finally {
       deleteTree(root.toFile());
     }
@@ -161,9 +186,9 @@ public final class FilterBench {
     double measureAbsent(final byte[][] keys) throws RocksDBException {
       final long useful = statistics.getTickerCount(TickerType.BLOOM_FILTER_USEFUL);
       final long positive = statistics.getTickerCount(TickerType.BLOOM_FILTER_FULL_POSITIVE);
-      final long start = System.nanoTime();
+      final long start = THREADS.getCurrentThreadCpuTime();
       final int found = gets(keys);
-      final long elapsed = System.nanoTime() - start;
+      final long elapsed = THREADS.getCurrentThreadCpuTime() - start;
       if (found != 0) {
         throw new IllegalStateException(name + ": found " + found + " absent keys");
       }
@@ -175,9 +200,9 @@ public final class FilterBench {
     }
 
     double measurePresent(final byte[][] keys) throws RocksDBException {
-      final long start = System.nanoTime();
+      final long start = THREADS.getCurrentThreadCpuTime();
       final int found = gets(keys);
-      final long elapsed = System.nanoTime() - start;
+      final long elapsed = THREADS.getCurrentThreadCpuTime() - start;
       if (found != keys.length) {
         throw new IllegalStateException(name + ": " + (keys.length - found) + " keys missing");
       }
@@ -216,20 +241,21 @@ public final class FilterBench {
     return result;
   }
 
-  /**
-   * The median of {@code ratios} with the widest-coverage order-statistic
-   * interval [x(k), x(n+1-k)] whose coverage is at least 95% (or [min, max]
-   * when n is too small for that, with its coverage).
-   */
-  static String summary(final String what, final double[] ratios) {
-    final double[] sorted = ratios.clone();
+  static double median(final double[] values) {
+    final double[] sorted = values.clone();
     Arrays.sort(sorted);
     final int n = sorted.length;
-    final double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    // P(Binomial(n, 1/2) <= j) for j = 0, 1, ...
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+
+  /**
+   * The order statistic k of the widest-coverage interval [x(k), x(n+1-k)]
+   * for the median whose coverage is at least 95% (1, [min, max], when n is
+   * too small for that).
+   */
+  static int intervalRank(final int n) {
     int k = 1;
-    double tail = Math.pow(0.5, n);  // P(X <= k - 1) for k = 1
-    double coverage = 1 - 2 * tail;
+    double tail = Math.pow(0.5, n);  // P(Binomial(n, 1/2) <= k - 1)
     for (int next = 2; next <= n / 2; ++next) {
       final double nextTail = tail + binomial(n, next - 1) * Math.pow(0.5, n);
       if (1 - 2 * nextTail < 0.95) {
@@ -237,11 +263,28 @@ public final class FilterBench {
       }
       k = next;
       tail = nextTail;
-      coverage = 1 - 2 * nextTail;
     }
-    return String.format("%s: median %.3fx [%.3f, %.3f] (%d paired repetitions, %.1f%% "
-        + "distribution-free interval)", what, median, sorted[k - 1], sorted[n - k], n,
-        100 * coverage);
+    return k;
+  }
+
+  static String coverageText(final int n) {
+    final int k = intervalRank(n);
+    double tail = 0;
+    for (int j = 0; j < k; ++j) {
+      tail += binomial(n, j) * Math.pow(0.5, n);
+    }
+    final String rank = k == 1 ? "" : k == 2 ? "second " : k == 3 ? "third " : k + "th ";
+    return String.format("the repetitions' %ssmallest and %slargest ratios as a %.1f%%"
+        + " distribution-free interval for the median ratio", rank, rank, 100 * (1 - 2 * tail));
+  }
+
+  /** The median of {@code ratios} and its interval (intervalRank). */
+  static String summary(final double[] ratios) {
+    final double[] sorted = ratios.clone();
+    Arrays.sort(sorted);
+    final int k = intervalRank(sorted.length);
+    return String.format("%.3fx [%.3f, %.3f]", median(ratios), sorted[k - 1],
+        sorted[sorted.length - k]);
   }
 
   private static double binomial(final int n, final int k) {
@@ -254,7 +297,7 @@ public final class FilterBench {
 
   private static String usage(final String problem) {
     System.err.println(problem + "\nusage: FilterBench [--keys N] [--lookups N] [--reps N]"
-        + " [--bits B] [--dir D]");
+        + " [--bits B] [--dir D] [--control]");
     System.exit(2);
     return null;
   }
