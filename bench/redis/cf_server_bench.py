@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "module"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "module"))
 from redis_server import Server  # noqa: E402
 
 BATCH = 1000

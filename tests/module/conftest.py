@@ -1,17 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 # Servers for the CF module's tests: each test starts its own redis-server
 # (or valkey-server) on a free 127.0.0.1 port with the module loaded
-# (module/redis_server.py), and stops it whatever the outcome. The module,
+# (redis_server.py, beside this file), and stops it whatever the outcome. The module,
 # the server binary and a sanitizer runtime to preload come from the
 # environment (CUCKOO_CF_MODULE, CUCKOO_CF_SERVER, CUCKOO_CF_PRELOAD), which
 # ctest sets.
 import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "module"))
-from redis_server import Server, wait_until  # noqa: E402,F401
+from redis_server import Server, wait_until  # noqa: F401
 
 MODULE = os.environ.get("CUCKOO_CF_MODULE", "")
 SERVER = os.environ.get("CUCKOO_CF_SERVER", "redis-server")
