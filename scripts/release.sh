@@ -12,8 +12,8 @@
 # usage: scripts/release.sh [--skip-checks] VERSION
 #   VERSION        MAJOR.MINOR.PATCH, as in CMakeLists.txt's project() and a
 #                  "## VERSION (date)" heading of HISTORY.md
-#   --skip-checks  only the tree and version checks and the tarball (for
-#                  trying the script; not for a release)
+#   --skip-checks  only the tree and version checks, the tarball and the CF
+#                  module (for trying the script; not for a release)
 #   output: build/release/rocksdb-cuckoo-VERSION.tar.gz,
 #   rocksdb-cuckoo-VERSION-cf-module-linux-<arch>.so (Redis 7 and Valkey 8),
 #   and rocksdb-cuckoo-VERSION-java-<release>.jar for rocksdbjni 10.1.3,
@@ -72,8 +72,9 @@ module_src=$out/module-source
 rm -rf "$module_src" "$out/module-build"
 mkdir -p "$module_src"
 tar -xzf "$out/$name.tar.gz" -C "$module_src" --strip-components=1
-cmake -S "$module_src/module" -B "$out/module-build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$out/module-build" -j2 >/dev/null
+{ cmake -S "$module_src/module" -B "$out/module-build" -DCMAKE_BUILD_TYPE=Release &&
+  cmake --build "$out/module-build" -j2; } >"$out/module-build.log" 2>&1 ||
+  die "the CF module did not build from the tarball (log: $out/module-build.log)"
 module=$name-cf-module-linux-$(uname -m).so
 cp "$out/module-build/librocksdb_cuckoo_cf.so" "$out/$module"
 rm -rf "$module_src" "$out/module-build"
