@@ -23,6 +23,21 @@
 // EXPANSION 1 filter has BITS + 5 bits per slot until it has grown.
 // EXPANSION 0 never grows.
 //
+// Bucket size
+// -----------
+// RedisBloom's BUCKETSIZE b (1 to 255) is the slots of a bucket of 8-bit
+// fingerprints: a larger b fills the filter further and raises its
+// false-positive rate. BUCKETSIZE 2, 4 and 8 are that here too. The core's
+// buckets have 2, 4 or 8 slots, so any other b gets the layout with the
+// fewest table bits per item (sizing.h) whose false-positive rate at the
+// reserved capacity is at most that of RedisBloom's first sub-filter for b
+// at the same capacity (2b slots compared, 255 fingerprint values, at the
+// load of its nextpow2(capacity / b) buckets), with fingerprints no
+// narrower than RedisBloom's 8 bits: narrower ones give a key too few
+// alternate buckets for a large filter to reach its load. BITS or FPRATE
+// then set the width in that layout's buckets. CF.INFO reports b as given: the
+// value keeps it where the layout does not (cf_value.h, "The arguments chunk").
+//
 // Replication
 // -----------
 // Every write is deterministic given the filter's state (its kick-out
@@ -62,6 +77,7 @@ RedisModuleType* filter_type = nullptr;
 // RedisBloom's limits and defaults.
 constexpr long long kMaxCapacity = 1LL << 30;
 constexpr long long kDefaultCapacity = 1024;
+constexpr long long kMaxBucketSize = 255;
 constexpr long long kDefaultMaxIterations = 20;
 constexpr long long kMaxIterations = 65535;
 constexpr long long kDefaultExpansion = 1;
@@ -76,7 +92,8 @@ const char* const kLoadingError =
 
 struct ReserveArgs {
   long long capacity = kDefaultCapacity;
-  long long bucket_size = 2;
+  long long bucket_size = 2;  // as given (see "Bucket size")
+  int slots = 2;              // the layout's, for bucket_size
   long long max_iterations = kDefaultMaxIterations;
   long long expansion = kDefaultExpansion;
   long long bits = kDefaultBits;
@@ -201,15 +218,30 @@ Growth GrowthOf(long long expansion) {
   return growth;
 }
 
-cuckoo::BucketLayout LayoutOf(long long bucket_size, long long bits) {
-  return cuckoo::BucketLayout{static_cast<int>(bucket_size),
-                              static_cast<int>(bits),
-                              bucket_size == 4 && bits >= 5};
+cuckoo::BucketLayout LayoutOf(int slots, long long bits) {
+  return cuckoo::BucketLayout{slots, static_cast<int>(bits),
+                              slots == 4 && bits >= 5};
+}
+
+// The layout for BUCKETSIZE b at `capacity` (see "Bucket size"), with its
+// default width.
+cuckoo::BucketLayout LayoutForBucketSize(long long b, long long capacity) {
+  if (b == 2 || b == 4 || b == 8) {
+    return LayoutOf(static_cast<int>(b), kDefaultBits);
+  }
+  uint64_t buckets = 1;
+  while (buckets < static_cast<uint64_t>(capacity / b)) buckets *= 2;
+  const double redisbloom_load =
+      std::min(1.0, static_cast<double>(capacity) / (buckets * b));
+  const cuckoo::FilterConfig config = cuckoo::ChooseForFalsePositiveRate(
+      cuckoo::FalsePositiveRate(static_cast<double>(b), 8, redisbloom_load),
+      cuckoo::Construction::kDynamic, kDefaultBits);
+  return LayoutOf(config.layout.bucket_size, config.layout.fingerprint_bits);
 }
 
 cuckoo::CuckooFilterOptions OptionsOf(const ReserveArgs& args, uint64_t seed) {
   cuckoo::CuckooFilterOptions options;
-  options.layout = LayoutOf(args.bucket_size, args.bits);
+  options.layout = LayoutOf(args.slots, args.bits);
   options.max_kicks = static_cast<uint32_t>(args.max_iterations);
   options.seed = seed;
   const Growth growth = GrowthOf(args.expansion);
@@ -226,8 +258,7 @@ bool ChooseBitsForRate(RedisModuleCtx* ctx, ReserveArgs* args) {
   const int widest =
       cuckoo::kMaxFingerprintBits - GrowthOf(args->expansion).reserved_bits();
   const std::optional<int> bits = cuckoo::NarrowestFingerprintForRate(
-      static_cast<int>(args->bucket_size), args->fprate, widest,
-      cuckoo::Construction::kDynamic);
+      args->slots, args->fprate, widest, cuckoo::Construction::kDynamic);
   if (bits.has_value()) {
     args->bits = *bits;
     return true;
@@ -254,7 +285,8 @@ FilterValue* Create(RedisModuleCtx* ctx, const Opened& opened,
   FilterValue* value;
   try {
     value = new FilterValue(cuckoo::CuckooFilter::Reserve(
-        static_cast<uint64_t>(args.capacity), options));
+                                static_cast<uint64_t>(args.capacity), options),
+                            static_cast<int>(args.bucket_size));
   } catch (const std::bad_alloc&) {
     ReplyWithError(ctx, "ERR Insufficient memory to create filter");
     return nullptr;
@@ -285,13 +317,9 @@ int Reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   for (int i = 3; i < argc; i += 2) {
     RedisModuleString* value = argv[i + 1];
     if (ArgIs(argv[i], "BUCKETSIZE")) {
-      if (RedisModule_StringToLongLong(value, &args.bucket_size) !=
-          REDISMODULE_OK) {
-        return ReplyWithError(ctx, "Couldn't parse BUCKETSIZE");
-      }
-      if (args.bucket_size != 2 && args.bucket_size != 4 &&
-          args.bucket_size != 8) {
-        return ReplyWithError(ctx, "BUCKETSIZE: value must be 2, 4 or 8");
+      if (!ParseRanged(ctx, value, "BUCKETSIZE", 1, kMaxBucketSize,
+                       &args.bucket_size)) {
+        return REDISMODULE_OK;
       }
     } else if (ArgIs(argv[i], "MAXITERATIONS")) {
       if (!ParseRanged(ctx, value, "MAXITERATIONS", 1, kMaxIterations,
@@ -327,13 +355,18 @@ int Reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
                             "Unknown argument received: " + ArgString(argv[i]));
     }
   }
-  if (args.fprate > 0) {
-    if (bits_given) {
-      return ReplyWithError(ctx, "FPRATE and BITS exclude each other");
-    }
-    if (!ChooseBitsForRate(ctx, &args)) return REDISMODULE_OK;
+  if (args.fprate > 0 && bits_given) {
+    return ReplyWithError(ctx, "FPRATE and BITS exclude each other");
   }
   if (!CheckCapacity(ctx, args)) return REDISMODULE_OK;
+  const cuckoo::BucketLayout layout =
+      LayoutForBucketSize(args.bucket_size, args.capacity);
+  args.slots = layout.bucket_size;
+  if (args.fprate > 0) {
+    if (!ChooseBitsForRate(ctx, &args)) return REDISMODULE_OK;
+  } else if (!bits_given) {
+    args.bits = layout.fingerprint_bits;
+  }
   const Opened opened =
       Open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
   if (opened.status != Status::kEmpty) {
@@ -636,7 +669,7 @@ int Info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"Number of filters", static_cast<long long>(info.num_growths) + 1},
       {"Number of items inserted", static_cast<long long>(info.items_stored)},
       {"Number of items deleted", static_cast<long long>(info.items_deleted)},
-      {"Bucket size", info.bucket_size},
+      {"Bucket size", opened.value->bucket_size()},
       {"Expansion rate", info.expansion / 2LL},  // see "Growth"
       {"Max iterations", info.max_iterations},
   };
@@ -666,12 +699,9 @@ int ScanDump(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     return ReplyWithError(ctx, StatusError(opened.status));
   }
   if (!opened.value->ready()) return ReplyWithError(ctx, kLoadingError);
-  cuckoo::CuckooFilterDumper dumper(opened.value->filter(), kChunkPayloadBytes,
-                                    opened.value->DumpChecksum());
-  dumper.Seek(static_cast<uint64_t>(position));
   std::vector<uint8_t> chunk;
   RedisModule_ReplyWithArray(ctx, 2);
-  if (!dumper.Next(&chunk)) {
+  if (!opened.value->DumpChunk(static_cast<uint64_t>(position), &chunk)) {
     RedisModule_ReplyWithLongLong(ctx, 0);
     return RedisModule_ReplyWithNull(ctx);
   }

@@ -15,7 +15,48 @@ namespace {
 enum RecordKind : uint8_t {
   kFilterRecord = 0,  // then the serialized filter
   kLoadRecord = 1,    // then u32 count, and per chunk u64 size and bytes
+  kArgumentsFilterRecord = 2,  // the arguments chunk, then as kFilterRecord
 };
+
+// The arguments chunk (cf_value.h).
+constexpr uint8_t kArgumentsMagic[4] = {'C', 'F', 'A', 0x01};
+constexpr size_t kArgumentsFieldBytes = 8;
+constexpr size_t kArgumentsChunkBytes = kArgumentsFieldBytes + 8;
+
+std::string ArgumentsChunk(int bucket_size) {
+  uint8_t chunk[kArgumentsChunkBytes] = {};
+  std::memcpy(chunk, kArgumentsMagic, sizeof(kArgumentsMagic));
+  chunk[4] = static_cast<uint8_t>(bucket_size);
+  cuckoo::byte_io::Store<uint64_t>(chunk + kArgumentsFieldBytes,
+                                   XXH3_64bits(chunk, kArgumentsFieldBytes));
+  return std::string(reinterpret_cast<const char*>(chunk), sizeof(chunk));
+}
+
+bool IsArgumentsChunk(const char* data, size_t size) {
+  return size >= sizeof(kArgumentsMagic) &&
+         std::memcmp(data, kArgumentsMagic, sizeof(kArgumentsMagic)) == 0;
+}
+
+// The BUCKETSIZE of an arguments chunk; 0 with *error set when the chunk is
+// not one a writer produces.
+int ParseArgumentsChunk(const char* data, size_t size, std::string* error) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data);
+  if (!IsArgumentsChunk(data, size) || size != kArgumentsChunkBytes) {
+    *error = "a CF arguments chunk of " + std::to_string(size) + " bytes";
+    return 0;
+  }
+  if (cuckoo::byte_io::Load<uint64_t>(bytes + kArgumentsFieldBytes) !=
+      XXH3_64bits(bytes, kArgumentsFieldBytes)) {
+    *error = "a CF arguments chunk with a wrong checksum";
+    return 0;
+  }
+  if (bytes[4] == 0 || bytes[5] != 0 || bytes[6] != 0 || bytes[7] != 0) {
+    *error = "a CF arguments chunk of BUCKETSIZE " + std::to_string(bytes[4]) +
+             " with nonzero padding or no BUCKETSIZE";
+    return 0;
+  }
+  return bytes[4];
+}
 
 const uint8_t* Bytes(const std::string& s) {
   return reinterpret_cast<const uint8_t*>(s.data());
@@ -43,8 +84,26 @@ std::optional<FilterValue> FilterValue::StartLoad(
     const std::string& first_chunk, std::string* error) {
   FilterValue value;
   value.loader_.emplace(kMaxSerializedBytes);
+  if (IsArgumentsChunk(first_chunk.data(), first_chunk.size())) {
+    value.bucket_size_ =
+        ParseArgumentsChunk(first_chunk.data(), first_chunk.size(), error);
+    if (value.bucket_size_ == 0) return std::nullopt;
+    value.chunks_.push_back(first_chunk);
+    return value;
+  }
   if (!value.LoadChunk(first_chunk, error)) return std::nullopt;
   return value;
+}
+
+bool FilterValue::Adopt(std::optional<cuckoo::CuckooFilter> filter,
+                        std::string* error) {
+  if (!filter.has_value() || !CheckHasher(*filter, error)) return false;
+  if (bucket_size_ == filter->options().layout.bucket_size) {
+    *error = "a CF arguments chunk naming the filter's own bucket size";
+    return false;
+  }
+  filter_ = std::move(filter);
+  return true;
 }
 
 uint64_t FilterValue::next_chunk_position() const {
@@ -59,9 +118,7 @@ bool FilterValue::LoadChunk(const std::string& chunk, std::string* error) {
   if (!loader_->Load(Bytes(chunk), chunk.size(), error)) return false;
   chunks_.push_back(chunk);
   if (!loader_->complete()) return true;
-  std::optional<cuckoo::CuckooFilter> filter = loader_->Finish(error);
-  if (filter.has_value() && CheckHasher(*filter, error)) {
-    filter_ = std::move(filter);
+  if (Adopt(loader_->Finish(error), error)) {
     chunks_.clear();
     chunks_.shrink_to_fit();
     loader_.reset();
@@ -76,8 +133,11 @@ bool FilterValue::LoadChunk(const std::string& chunk, std::string* error) {
 
 bool FilterValue::Replay(std::string* error) {
   loader_.emplace(kMaxSerializedBytes);
-  for (const std::string& chunk : chunks_) {
-    if (!loader_->Load(Bytes(chunk), chunk.size(), error)) return false;
+  // The arguments chunk, when there is one, is not the filter's.
+  for (size_t i = bucket_size_ != 0 ? 1 : 0; i < chunks_.size(); ++i) {
+    if (!loader_->Load(Bytes(chunks_[i]), chunks_[i].size(), error)) {
+      return false;
+    }
   }
   return true;
 }
@@ -96,17 +156,41 @@ size_t FilterValue::MemoryUsage() const {
   return bytes;
 }
 
+bool FilterValue::DumpChunk(uint64_t position,
+                            std::vector<uint8_t>* chunk) const {
+  if (bucket_size_ != 0) {
+    if (position == 0) {
+      const std::string arguments = ArgumentsChunk(bucket_size_);
+      chunk->assign(arguments.begin(), arguments.end());
+      return true;
+    }
+    --position;
+  }
+  cuckoo::CuckooFilterDumper dumper(*filter_, kChunkPayloadBytes,
+                                    DumpChecksum());
+  dumper.Seek(position);
+  return dumper.Next(chunk);
+}
+
 size_t FilterValue::RecordBufferCount() const {
-  return 1 + (ready() ? 3 : chunks_.size());
+  if (!ready()) return 1 + chunks_.size();
+  return 1 + (bucket_size_ != 0 ? 1 : 0) + 3;
 }
 
 void FilterValue::ForEachRecordBuffer(
     const std::function<void(const char*, size_t)>& emit) const {
-  const char kind = static_cast<char>(ready() ? kFilterRecord : kLoadRecord);
+  const char kind =
+      static_cast<char>(!ready()            ? kLoadRecord
+                        : bucket_size_ != 0 ? kArgumentsFilterRecord
+                                            : kFilterRecord);
   emit(&kind, 1);
   if (!ready()) {
     for (const std::string& chunk : chunks_) emit(chunk.data(), chunk.size());
     return;
+  }
+  if (bucket_size_ != 0) {
+    const std::string arguments = ArgumentsChunk(bucket_size_);
+    emit(arguments.data(), arguments.size());
   }
   const cuckoo::CuckooFilterDumper dumper(*filter_, kChunkPayloadBytes,
                                           DumpChecksum());
@@ -116,14 +200,22 @@ void FilterValue::ForEachRecordBuffer(
 }
 
 bool RecordReader::Add(const char* data, size_t size, std::string* error) {
-  const size_t index = added_++;
+  size_t index = added_++;
   if (index == 0) {
-    if (size != 1 || (data[0] != kFilterRecord && data[0] != kLoadRecord)) {
+    if (size != 1 || (data[0] != kFilterRecord && data[0] != kLoadRecord &&
+                      data[0] != kArgumentsFilterRecord)) {
       *error = "a CF record that does not start with its kind";
       return false;
     }
     kind_ = data[0];
     return true;
+  }
+  if (kind_ == kArgumentsFilterRecord) {
+    if (index == 1) {
+      bucket_size_ = ParseArgumentsChunk(data, size, error);
+      return bucket_size_ != 0;
+    }
+    --index;  // the rest is a filter record's
   }
   if (kind_ == kLoadRecord) {
     const std::string chunk(data, size);
@@ -153,7 +245,7 @@ bool RecordReader::Add(const char* data, size_t size, std::string* error) {
   if (index == 3) {
     return loader_->Append(reinterpret_cast<const uint8_t*>(data), size, error);
   }
-  *error = "a CF filter record of more than 4 buffers";
+  *error = "a CF filter record of more buffers than its kind has";
   return false;
 }
 
@@ -161,14 +253,16 @@ std::optional<FilterValue> RecordReader::Finish(std::string* error) {
   if (kind_ == kLoadRecord && loading_.has_value()) {
     return std::move(*loading_);
   }
-  if (kind_ != kFilterRecord || added_ != 4) {
+  const size_t buffers = kind_ == kArgumentsFilterRecord ? 5 : 4;
+  if (kind_ == kLoadRecord || added_ != buffers) {
     *error =
         "a CF record of " + std::to_string(added_) + " buffers is incomplete";
     return std::nullopt;
   }
-  std::optional<cuckoo::CuckooFilter> filter = loader_->Finish(error);
-  if (!filter.has_value() || !CheckHasher(*filter, error)) return std::nullopt;
-  return FilterValue(std::move(*filter));
+  FilterValue value;
+  value.bucket_size_ = bucket_size_;
+  if (!value.Adopt(loader_->Finish(error), error)) return std::nullopt;
+  return value;
 }
 
 std::optional<FilterValue> FilterValue::FromRecord(const std::string& record,
@@ -226,10 +320,9 @@ void FilterValue::ForEachChunk(
     for (size_t i = 0; i < chunks_.size(); ++i) emit(i + 1, chunks_[i]);
     return;
   }
-  cuckoo::CuckooFilterDumper dumper(*filter_, kChunkPayloadBytes);
   std::vector<uint8_t> chunk;
-  for (uint64_t position = 1; dumper.Next(&chunk); ++position) {
-    emit(position, std::string(chunk.begin(), chunk.end()));
+  for (uint64_t position = 0; DumpChunk(position, &chunk); ++position) {
+    emit(position + 1, std::string(chunk.begin(), chunk.end()));
   }
 }
 

@@ -17,6 +17,19 @@
 // bytes (every write of the filter is deterministic given its state).
 // Filters with different seeds hash an item differently, so only filters
 // with the same seed can be merged.
+//
+// The arguments chunk
+// -------------------
+// What CF.RESERVE was given that the filter's serialization does not
+// record: a BUCKETSIZE other than the layout's slots per bucket
+// (cf_commands.cc, "Bucket size"). A value that has one saves it before the
+// filter, in 16 bytes: the magic "CFA\x01", the BUCKETSIZE (u8, 1..255),
+// three zero bytes, and the XXH3-64 (seed 0) of those 8 bytes,
+// little-endian. CF.SCANDUMP gives it as the first chunk and CF.LOADCHUNK
+// takes it at position 1, before the filter's own chunks; the RDB record
+// of such a value is of its own kind (kArgumentsFilterRecord). A value
+// without one is saved as before the chunk existed, so older dumps load
+// and older modules load what needs no chunk.
 #pragma once
 
 #include <cstddef>
@@ -43,8 +56,13 @@ uint64_t HashItem(const cuckoo::CuckooFilter& filter, const char* data,
 
 class FilterValue {
  public:
-  explicit FilterValue(cuckoo::CuckooFilter filter)
-      : filter_(std::move(filter)) {}
+  // bucket_size: the BUCKETSIZE the filter was reserved with, or 0 for its
+  // layout's slots per bucket.
+  explicit FilterValue(cuckoo::CuckooFilter filter, int bucket_size = 0)
+      : filter_(std::move(filter)),
+        bucket_size_(bucket_size == filter_->options().layout.bucket_size
+                         ? 0
+                         : bucket_size) {}
 
   // A value that CF.LOADCHUNK fills from `first_chunk`, the chunk of
   // sequence 0; nullopt with *error set when the chunk is refused.
@@ -59,6 +77,12 @@ class FilterValue {
   cuckoo::CuckooFilter& mutable_filter() {
     dump_checksum_.reset();
     return *filter_;
+  }
+
+  // The BUCKETSIZE CF.INFO reports (see "The arguments chunk").
+  int bucket_size() const {
+    return bucket_size_ != 0 ? bucket_size_
+                             : filter_->options().layout.bucket_size;
   }
 
   // CuckooFilterDumper::ImageChecksum of the filter, kept until it changes,
@@ -77,10 +101,16 @@ class FilterValue {
   // and stash, and its walk's log (CuckooFilter::WalkLogBytes).
   size_t MemoryUsage() const;
 
+  // CF.SCANDUMP's chunk at iterator `position` (0 for the first): the
+  // arguments chunk if the value has one, then the filter's dump. False
+  // past the last.
+  bool DumpChunk(uint64_t position, std::vector<uint8_t>* chunk) const;
+
   // The RDB record as string buffers (RdbSave): a kind byte, then for a
-  // filter its serialization in three parts (the header and stash, the
-  // table as the filter holds it, and the checksum), or the chunks of a
-  // load in progress. Nothing the size of the table is copied.
+  // filter its arguments chunk if it has one and its serialization in three
+  // parts (the header and stash, the table as the filter holds it, and the
+  // checksum), or the chunks of a load in progress. Nothing the size of the
+  // table is copied.
   size_t RecordBufferCount() const;
   void ForEachRecordBuffer(
       const std::function<void(const char*, size_t)>& emit) const;
@@ -98,10 +128,17 @@ class FilterValue {
       const std::function<void(uint64_t, const std::string&)>& emit) const;
 
  private:
+  friend class RecordReader;
   FilterValue() = default;
   bool Replay(std::string* error);
+  // Makes the value ready with `filter`, unless it contradicts the
+  // arguments chunk; false with *error set then.
+  bool Adopt(std::optional<cuckoo::CuckooFilter> filter, std::string* error);
 
   std::optional<cuckoo::CuckooFilter> filter_;
+  // The arguments chunk's BUCKETSIZE, or 0 without one. While loading, not
+  // 0 when the first chunk is the arguments chunk.
+  int bucket_size_ = 0;
   mutable std::optional<uint64_t> dump_checksum_;
   // A load in progress: the chunks so far, and the loader they fed.
   std::vector<std::string> chunks_;
@@ -121,6 +158,7 @@ class RecordReader {
  private:
   int kind_ = -1;
   size_t added_ = 0;
+  int bucket_size_ = 0;  // from the record's arguments chunk
   // A filter's header and stash, kept until its table's size is known.
   std::string head_;
   std::optional<cuckoo::CuckooFilterLoader> loader_;

@@ -289,6 +289,27 @@ TEST(SizingTest, FixedBucketSizeTakesTheNarrowestFingerprintForTheRate) {
   }
 }
 
+TEST(SizingTest, RateChoiceKeepsToTheNarrowestWidthAllowed) {
+  // A loose rate that 4-bit fingerprints reach gets wider ones when they
+  // are the narrowest allowed, and still the fewest bits per key among them.
+  const FilterConfig free = ChooseForFalsePositiveRate(0.5);
+  ASSERT_LT(free.layout.fingerprint_bits, 8);
+  const FilterConfig floored =
+      ChooseForFalsePositiveRate(0.5, Construction::kStatic, 8);
+  EXPECT_GE(floored.layout.fingerprint_bits, 8);
+  internal::ForEachLayout([&](const BucketLayout& layout) {
+    if (layout.fingerprint_bits < 8) return;
+    EXPECT_GE(internal::MakeConfig(layout, MaxLoadFactor(layout.bucket_size,
+                                                         Construction::kStatic))
+                  .bits_per_key,
+              floored.bits_per_key);
+  });
+  // Any number of slots, as for comparing with other filters.
+  EXPECT_DOUBLE_EQ(FalsePositiveRate(4, 12, 0.9),
+                   ExpectedFalsePositiveRate({4, 12, false}, 0.9));
+  EXPECT_NEAR(FalsePositiveRate(1, 8, 1.0), 2.0 / 255, 1e-4);
+}
+
 TEST(SizingTest, ExpectedRateIsTheClassicApproximationForSmallRates) {
   const BucketLayout layout{4, 16, false};
   EXPECT_NEAR(ExpectedFalsePositiveRate(layout, 0.95), 8 * 0.95 / 65535.0,

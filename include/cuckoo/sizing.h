@@ -53,12 +53,21 @@ inline double MaxLoadFactor(int bucket_size, Construction construction) {
   }
 }
 
-inline double ExpectedFalsePositiveRate(const BucketLayout& layout,
-                                        double load_factor) {
-  const double values = std::ldexp(1.0, layout.fingerprint_bits) - 1.0;
-  const double comparisons = 2.0 * layout.bucket_size * load_factor;
+// The formula above for buckets of any number of slots, so that other
+// filters' rates can be compared with ours (RedisBloom's 8-bit fingerprints
+// in buckets of 1 to 255 slots, say).
+inline double FalsePositiveRate(double slots_per_bucket, int fingerprint_bits,
+                                double load_factor) {
+  const double values = std::ldexp(1.0, fingerprint_bits) - 1.0;
+  const double comparisons = 2.0 * slots_per_bucket * load_factor;
   // 1 - (1 - 1/values)^comparisons, computed without cancellation.
   return -std::expm1(comparisons * std::log1p(-1.0 / values));
+}
+
+inline double ExpectedFalsePositiveRate(const BucketLayout& layout,
+                                        double load_factor) {
+  return FalsePositiveRate(layout.bucket_size, layout.fingerprint_bits,
+                           load_factor);
 }
 
 struct FilterConfig {
@@ -90,9 +99,11 @@ inline FilterConfig MakeConfig(const BucketLayout& layout, double load) {
 }  // namespace internal
 
 // The layout with the fewest bits per key whose expected FPR is at most
-// `target_fpr` (0 < target_fpr < 1).
+// `target_fpr` (0 < target_fpr < 1), among fingerprints of at least
+// `narrowest_bits`.
 inline FilterConfig ChooseForFalsePositiveRate(
-    double target_fpr, Construction construction = Construction::kStatic) {
+    double target_fpr, Construction construction = Construction::kStatic,
+    int narrowest_bits = kMinFingerprintBits) {
   if (!(target_fpr > 0.0 && target_fpr < 1.0)) {
     throw std::invalid_argument("cuckoo filter: target false-positive rate " +
                                 std::to_string(target_fpr) +
@@ -101,6 +112,7 @@ inline FilterConfig ChooseForFalsePositiveRate(
   FilterConfig best;
   bool found = false;
   internal::ForEachLayout([&](const BucketLayout& layout) {
+    if (layout.fingerprint_bits < narrowest_bits) return;
     FilterConfig config = internal::MakeConfig(
         layout, MaxLoadFactor(layout.bucket_size, construction));
     if (config.expected_fpr > target_fpr) return;

@@ -60,6 +60,54 @@ def test_reserve_options_and_info(server):
         assert cf.info(f"e{expansion}").expansionRate == reported, expansion
 
 
+def redisbloom_rate(bucket_size, capacity):
+    """The false-positive rate of RedisBloom's first sub-filter for
+    BUCKETSIZE b holding `capacity` items: nextpow2(capacity / b) buckets of
+    b slots, each absent item compared with the 8-bit fingerprints (255
+    values) of its two buckets."""
+    buckets = 1
+    while buckets < capacity // bucket_size:
+        buckets *= 2
+    load = min(1.0, capacity / (buckets * bucket_size))
+    return 1 - (1 - 1 / 255) ** (2 * bucket_size * load), buckets * bucket_size
+
+
+@pytest.mark.parametrize("bucket_size", [1, 3, 5, 16, 255])
+def test_every_redisbloom_bucket_size_is_taken(server, bucket_size):
+    """A BUCKETSIZE other than 2, 4 and 8 (which are the buckets' slots
+    here as there): CF.INFO reports it, the filter holds its capacity, and
+    without growth bits (EXPANSION 0) it takes no more memory than
+    RedisBloom's table at a false-positive rate no higher."""
+    r = server.client
+    cf = r.cf()
+    capacity = 20000
+    r.execute_command("CF.RESERVE", "f", capacity, "BUCKETSIZE", bucket_size,
+                      "EXPANSION", 0)
+    added = items(capacity)
+    for start in range(0, capacity, 1000):
+        assert cf.insert("f", added[start:start + 1000]) == [1] * 1000
+    info = cf.info("f")
+    assert (info.bucketSize, info.insertedNum) == (bucket_size, capacity)
+    assert_all_found(cf, "f", added)
+    rate, redisbloom_bytes = redisbloom_rate(bucket_size, capacity)
+    absent = items(100000, "absent")
+    false_positives = sum(sum(cf.mexists("f", *absent[i:i + 1000]))
+                          for i in range(0, len(absent), 1000))
+    expected = rate * len(absent)
+    assert false_positives <= expected + 4 * expected ** 0.5
+    # Table against table: ours without what every filter has besides (the
+    # value, its stash and its walk's log: all of a filter of 2 buckets,
+    # bar 4 bytes).
+    r.execute_command("CF.RESERVE", "tiny", 4, "EXPANSION", 0)
+    assert info.size - cf.info("tiny").size <= redisbloom_bytes
+
+
+def assert_all_found(cf, key, added):
+    for start in range(0, len(added), 1000):
+        chunk = added[start:start + 1000]
+        assert cf.mexists(key, *chunk) == [1] * len(chunk)
+
+
 def test_missing_keys_and_wrong_types(server):
     r = server.client
     cf = r.cf()
@@ -100,7 +148,12 @@ def test_error_replies_are_redisblooms(server):
          r"MAXITERATIONS: value must be in the range \[1, 65535\]"),
         (("CF.RESERVE", "g", 100, "EXPANSION", 40000),
          r"EXPANSION: value must be in the range \[0, 32768\]"),
-        (("CF.RESERVE", "g", 100, "BUCKETSIZE", 3), "BUCKETSIZE: value must be 2, 4 or 8"),
+        (("CF.RESERVE", "g", 100, "BUCKETSIZE", "x"), "Couldn't parse BUCKETSIZE"),
+        (("CF.RESERVE", "g", 100, "BUCKETSIZE", 0),
+         r"BUCKETSIZE: value must be in the range \[1, 255\]"),
+        (("CF.RESERVE", "g", 1000, "BUCKETSIZE", 256),
+         r"BUCKETSIZE: value must be in the range \[1, 255\]"),
+        (("CF.RESERVE", "g", 509, "BUCKETSIZE", 255), r"Capacity must be in the range \[2 \* BUCKETSIZE"),
         (("CF.RESERVE", "g", 100, "BITS", 40), r"BITS: value must be in the range \[4, 32\]"),
         (("CF.RESERVE", "g", 100, "SEED", -1), "Couldn't parse SEED"),
         # 30-bit fingerprints leave no room for EXPANSION 1's 5 growth bits.

@@ -2,7 +2,10 @@
 # Nothing lost, nothing diverges: RDB (DEBUG RELOAD, a restart, RESTORE),
 # AOF (a restart from commands and from a rewrite), COPY, SCANDUMP and
 # LOADCHUNK with bad chunks, and a replica that holds the primary's bytes
-# after a million mixed writes and answers every key after a failover.
+# after a million mixed writes and answers every key after a failover; the
+# BUCKETSIZE a layout does not record, through all of them.
+import ctypes
+import ctypes.util
 import random
 import resource
 
@@ -25,6 +28,9 @@ def fill(r, n=20000):
     r.execute_command("CF.RESERVE", "wide", 5000, "BUCKETSIZE", 4, "BITS", 16,
                       "EXPANSION", 0)
     expected["wide"] = items(4000, "w")
+    # A BUCKETSIZE the layout does not record (its arguments chunk).
+    r.execute_command("CF.RESERVE", "bucket3", 3000, "BUCKETSIZE", 3)
+    expected["bucket3"] = items(3000, "b")
     expected["deleted"] = items(3000, "d")
     for key, keys in expected.items():
         for i in range(0, len(keys), 1000):
@@ -58,6 +64,7 @@ def test_debug_reload_restart_and_copy(server):
     r = server.client
     expected = fill(r)
     before = digests(r, expected)
+    assert before["bucket3"][1]["bucketSize"] == 3
     memory_before = memory(r, expected)
     assert r.execute_command("DEBUG", "RELOAD")
     assert digests(r, expected) == before
@@ -177,6 +184,59 @@ def test_scandump_after_writes_dumps_the_filter_as_it_is_now(server):
         assert digests(r, [copy])[copy] == digests(r, ["f"])["f"]
 
 
+def test_the_bucket_size_travels_in_the_dump(server):
+    """A BUCKETSIZE the layout does not record leads the dump in an
+    arguments chunk, which CF.LOADCHUNK checks like any other."""
+    r = server.client
+    cf = r.cf()
+    r.execute_command("CF.RESERVE", "f", 5000, "BUCKETSIZE", 7)
+    cf.insert("f", items(1000))
+    chunks = dump(r, "f")
+    position, arguments = chunks[0]
+    assert position == 1 and arguments[:4] == b"CFA\x01" and len(arguments) == 16
+    # A filter of BUCKETSIZE 2, 4 or 8 dumps as before the chunk existed.
+    r.execute_command("CF.RESERVE", "plain", 5000, "BUCKETSIZE", 4)
+    assert dump(r, "plain")[0][1][:4] == b"CKC\x01"
+
+    damaged = bytearray(arguments)
+    damaged[4] = 9
+    for bad, what in [(bytes(damaged), "wrong checksum"),
+                      (arguments[:12], "arguments chunk of 12 bytes")]:
+        with pytest.raises(redis.ResponseError, match=what):
+            cf.loadchunk("copy", 1, bad)
+        assert not r.exists("copy")
+    for position, data in chunks:
+        assert cf.loadchunk("copy", position, data)
+    assert digests(r, ["copy"])["copy"] == digests(r, ["f"])["f"]
+    assert cf.info("copy").bucketSize == 7
+    assert cf.mexists("copy", *items(1000)) == [1] * 1000
+    # The chunk must name another size than the filter's own slots per
+    # bucket: of 2, 4 and 8, exactly one is refused, at the filter's end.
+    refused = []
+    for size in (2, 4, 8):
+        forged = bytearray(arguments)
+        forged[4] = size
+        forged[8:] = xxh3_64(bytes(forged[:8])).to_bytes(8, "little")
+        key = f"forged{size}"
+        assert cf.loadchunk(key, 1, bytes(forged))
+        try:
+            for position, data in chunks[1:]:
+                cf.loadchunk(key, position, data)
+            assert cf.info(key).bucketSize == size
+        except redis.ResponseError as e:
+            assert "the filter's own bucket size" in str(e)
+            refused.append(size)
+    assert len(refused) == 1
+
+
+def xxh3_64(data):
+    """XXH3-64 with seed 0, from the libxxhash the module is built with."""
+    library = ctypes.CDLL(ctypes.util.find_library("xxhash"))
+    library.XXH3_64bits.restype = ctypes.c_uint64
+    library.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    return library.XXH3_64bits(data, len(data))
+
+
 def crc64(data):
     """Redis's CRC-64 (Jones), as RESTORE checks it."""
     crc = 0
@@ -262,8 +322,9 @@ def test_records_of_the_single_buffer_version_still_load(server):
 def mixed_writes(r, count, seed):
     """count writes of every kind, pipelined, over a few filters."""
     generator = random.Random(seed)
-    keys = ["small", "grows", "nogrowth", "auto"]
+    keys = ["small", "grows", "nogrowth", "auto", "bucket16"]
     r.execute_command("CF.RESERVE", "small", 100000, "BUCKETSIZE", 4)
+    r.execute_command("CF.RESERVE", "bucket16", 5000, "BUCKETSIZE", 16)
     r.execute_command("CF.RESERVE", "grows", 1000, "EXPANSION", 1, "MAXITERATIONS", 500)
     r.execute_command("CF.RESERVE", "nogrowth", 2000, "EXPANSION", 0)
     added = {key: [] for key in keys}
