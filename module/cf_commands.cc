@@ -101,11 +101,15 @@ struct ReserveArgs {
   std::optional<uint64_t> seed;
 };
 
+// The server writes a boolean as RESP2's integer 1 or 0, and a map as an
+// array of pairs, for a RESP2 client: only where RedisBloom's RESP3 reply
+// is not what RESP2 would give is the protocol asked (its flags are a call
+// that computes many).
 bool IsResp3(RedisModuleCtx* ctx) {
   return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;
 }
 
-// A RESP3 boolean when as_bool, or an integer.
+// A boolean when as_bool, or an integer.
 int ReplyWithFlag(RedisModuleCtx* ctx, bool as_bool, long long value) {
   if (as_bool) return RedisModule_ReplyWithBool(ctx, value != 0);
   return RedisModule_ReplyWithLongLong(ctx, value);
@@ -502,9 +506,8 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
     InsertBatched(filter, hashes.data(), num_items, mode.nx, results.data(),
                   refused.data());
   }
-  // RESP3 booleans: for every single-item reply, and CF.INSERT's array.
-  const bool resp3 = IsResp3(ctx);
-  const bool as_bool = resp3 && (!mode.nx || !mode.multi);
+  // Booleans for every single-item reply, and in CF.INSERT's array.
+  const bool as_bool = !mode.nx || !mode.multi;
   if (mode.multi) RedisModule_ReplyWithArray(ctx, num_items);
   bool full = false;
   bool inserted = false;
@@ -523,7 +526,7 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv,
         full = true;
         if (!mode.multi) {
           ReplyWithError(ctx, "Filter is full");
-        } else if (resp3 && !mode.nx) {
+        } else if (!mode.nx && IsResp3(ctx)) {
           RedisModule_ReplyWithBool(ctx, 0);
         } else {
           RedisModule_ReplyWithLongLong(ctx, -1);
@@ -628,7 +631,7 @@ int Check(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       for (int i = 0; i < num_items; ++i) answers[i] = found[i];
     }
   }
-  const bool as_bool = kQuestion != Question::kCount && IsResp3(ctx);
+  const bool as_bool = kQuestion != Question::kCount;
   if (kMulti) RedisModule_ReplyWithArray(ctx, num_items);
   for (int i = 0; i < num_items; ++i) {
     ReplyWithFlag(ctx, as_bool, answers[i]);
@@ -651,7 +654,7 @@ int Del(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     RedisModule_ReplicateVerbatim(ctx);
     Notify(ctx, "cf.del", argv[1]);
   }
-  return ReplyWithFlag(ctx, IsResp3(ctx), deleted ? 1 : 0);
+  return RedisModule_ReplyWithBool(ctx, deleted);
 }
 
 // CF.INFO key
@@ -674,11 +677,7 @@ int Info(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"Max iterations", info.max_iterations},
   };
   constexpr long kFields = sizeof(fields) / sizeof(fields[0]);
-  if (IsResp3(ctx)) {
-    RedisModule_ReplyWithMap(ctx, kFields);
-  } else {
-    RedisModule_ReplyWithArray(ctx, 2 * kFields);
-  }
+  RedisModule_ReplyWithMap(ctx, kFields);
   for (const auto& [field, number] : fields) {
     RedisModule_ReplyWithSimpleString(ctx, field);
     RedisModule_ReplyWithLongLong(ctx, number);
