@@ -3,11 +3,12 @@
 # The CF module against RedisBloom in the same redis-server binary
 # (bench/redis/cf_server_bench.py): CF.ADD and CF.EXISTS throughput and
 # latency with redis-benchmark, pipelined and not, the server and the
-# client each on a core of its own, and CF.EXISTS on a filter RedisBloom
-# has expanded 4 times; MEMORY USAGE and the
-# false-positive rate at the same capacity; and the false-positive rate
-# after 1, 2 and 4 of RedisBloom's expansions. Prints Markdown tables with
-# paired ratios (ours / RedisBloom) and their ranges.
+# client each on a core of its own, CF.EXISTS on a filter RedisBloom has
+# expanded 4 times, and CF.MEXISTS of 100 items on a filter of 10^8; and
+# for CF.RESERVE key 1000000, MEMORY USAGE and the false-positive rate
+# empty, half full, full and after 1, 2 and 4 of RedisBloom's expansions,
+# at its defaults and ours with the options a user would try. Prints
+# Markdown tables with paired ratios (ours / RedisBloom) and their ranges.
 #
 # RedisBloom is built from its own source, outside the tree, at a pinned
 # release: the newest whose module API calls all exist in Debian 12's
@@ -16,16 +17,17 @@
 # --peers-dir DIR, or git clone from GitHub; its build uses its release
 # flags and no network.
 #
-# usage: scripts/redis-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--out FILE]
+# usage: scripts/redis-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--parts LIST] [--out FILE]
 #   --quick        smaller runs, 2 repetitions: a smoke test
 #   --repetitions  N paired repetitions of the throughput runs (default 5)
+#   --parts        throughput, memory or both (the default), comma-separated
 #   --out FILE     also writes the tables to FILE
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/peers.sh"
 repo_root=$cuckoo_repo_root
-usage="usage: scripts/redis-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--out FILE]"
+usage="usage: scripts/redis-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--parts LIST] [--out FILE]"
 log() { echo "redis-bench: $*" >&2; }
 die() {
   log "error: $*"
@@ -36,6 +38,13 @@ peers_dir=""
 out=""
 bench_args=()
 while (($#)); do
+  if [ "$1" = --parts ]; then
+    [[ "${2:-}" =~ ^(throughput|memory)(,(throughput|memory))*$ ]] ||
+      die "--parts needs throughput, memory or both, comma-separated"
+    bench_args+=(--parts "$2")
+    shift 2
+    continue
+  fi
   cuckoo_peer_bench_flag "$@" || die "$usage"
   shift "$cuckoo_flag_words"
 done

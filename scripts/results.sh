@@ -197,9 +197,10 @@ EOF
 ## The CF module against RedisBloom (`scripts/redis-bench.sh`)
 
 The CF module (`module/`) and RedisBloom, built outside the repository at a pinned release, each
-loaded into a fresh Debian 12 redis-server of the same binary on 127.0.0.1: `CF.ADD` and `CF.EXISTS`
-under `redis-benchmark`, memory and false positives at the same capacity, and after RedisBloom's
-expansions. Ratios are ours / RedisBloom.
+loaded into a fresh Debian 12 redis-server of the same binary on 127.0.0.1: `CF.ADD`, `CF.EXISTS`
+and `CF.MEXISTS` of 100 items on a filter of 10^8 under `redis-benchmark`, and the memory and false
+positives of `CF.RESERVE key 1000000` empty, half full, full and after RedisBloom's expansions.
+Ratios are ours / RedisBloom.
 
 EOF
   cat "$work/redis.md"

@@ -8,9 +8,8 @@
 #     repetition runs both modules, in alternating order, and the ratio of
 #     each pair is reported as the median and range over the repetitions;
 #   * MEMORY USAGE and the measured false-positive rate of filters reserved
-#     for the same capacity and filled to it;
-#   * the false-positive rate and memory after RedisBloom's 1, 2 and 4
-#     expansions, with the same items in both.
+#     for the same capacity, empty, half full and full, and after
+#     RedisBloom's 1, 2 and 4 expansions, with the same items in all.
 # Prints Markdown tables.
 import argparse
 import csv
@@ -39,11 +38,11 @@ def pin(pid, core):
         os.sched_setaffinity(pid, {core})
 
 
-def run_benchmark(port, command, requests, pipeline):
+def run_benchmark(port, command, requests, pipeline, random_range=100_000_000):
     """redis-benchmark's requests/s and latency percentiles (ms)."""
     output = subprocess.run(
         ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", "50",
-         "-n", str(requests), "-r", "100000000", "-P", str(pipeline), "--csv",
+         "-n", str(requests), "-r", str(random_range), "-P", str(pipeline), "--csv",
          *command.split()],
         check=True, capture_output=True, text=True, timeout=600,
         preexec_fn=lambda: pin(0, CLIENT_CORE)).stdout
@@ -145,124 +144,214 @@ def throughput(modules, repetitions, quick):
     for command, shape in scenarios:
         for pipeline in (1, 16):
             requests = (50_000 if quick else 200_000) * (4 if pipeline > 1 else 1)
-            results = {"ours": [], "RedisBloom": []}
-            for repetition in range(repetitions):
-                order = ["ours", "RedisBloom"]
-                if repetition % 2:
-                    order.reverse()
-                for name in order:
-                    server = modules.start(name)
-                    try:
-                        client = server.client
-                        if shape == "grown":
-                            client.execute_command("CF.RESERVE", "bench",
-                                                   grown_capacity)
-                            items = grown
-                        elif command == "CF.ADD":
-                            client.execute_command("CF.RESERVE", "bench",
-                                                   4 * requests)
-                            items = 0
-                        else:
-                            client.execute_command("CF.RESERVE", "bench", prefill)
-                            items = prefill
-                        if insert(client, "bench",
-                                  [f"item:{i}" for i in range(items)]):
-                            raise AssertionError(f"{name} refused items")
-                        results[name].append(run_benchmark(
-                            server.port, f"{command} bench __rand_int__", requests,
-                            pipeline))
-                    finally:
-                        server.stop()
-            ratios = [o["rps"] / r["rps"] for o, r in
-                      zip(results["ours"], results["RedisBloom"])]
 
-            def median(name, key):
-                return statistics.median(run[key] for run in results[name])
-
-            print(f"| {command} | {shape} | {pipeline} | "
-                  f"{median('ours', 'rps'):,.0f} | "
-                  f"{median('RedisBloom', 'rps'):,.0f} | {ratio_cell(ratios)} | "
-                  f"{median('ours', 'p50_latency_ms'):.3f} / "
-                  f"{median('ours', 'p99_latency_ms'):.3f} | "
-                  f"{median('RedisBloom', 'p50_latency_ms'):.3f} / "
-                  f"{median('RedisBloom', 'p99_latency_ms'):.3f} |")
+            def run(name):
+                server = modules.start(name)
+                try:
+                    client = server.client
+                    if shape == "grown":
+                        client.execute_command("CF.RESERVE", "bench",
+                                               grown_capacity)
+                        items = grown
+                    elif command == "CF.ADD":
+                        client.execute_command("CF.RESERVE", "bench",
+                                               4 * requests)
+                        items = 0
+                    else:
+                        client.execute_command("CF.RESERVE", "bench", prefill)
+                        items = prefill
+                    if insert(client, "bench",
+                              [f"item:{i}" for i in range(items)]):
+                        raise AssertionError(f"{name} refused items")
+                    return run_benchmark(
+                        server.port, f"{command} bench __rand_int__", requests,
+                        pipeline)
+                finally:
+                    server.stop()
+            print_row(command, shape, pipeline, paired(repetitions, run))
+    large_filter(modules, repetitions, quick)
     print()
 
 
-def same_capacity(modules, quick):
+def paired(repetitions, run):
+    """run(name) for each module in each repetition, the order alternating:
+    {name: [result of each repetition]}."""
+    results = {"ours": [], "RedisBloom": []}
+    for repetition in range(repetitions):
+        order = ["ours", "RedisBloom"]
+        if repetition % 2:
+            order.reverse()
+        for name in order:
+            results[name].append(run(name))
+    return results
+
+
+def print_row(command, shape, pipeline, results):
+    """A row of the throughput table from each module's runs, paired by
+    repetition."""
+    ratios = [o["rps"] / r["rps"] for o, r in
+              zip(results["ours"], results["RedisBloom"])]
+
+    def median(name, key):
+        return statistics.median(run[key] for run in results[name])
+
+    print(f"| {command} | {shape} | {pipeline} | "
+          f"{median('ours', 'rps'):,.0f} | "
+          f"{median('RedisBloom', 'rps'):,.0f} | {ratio_cell(ratios)} | "
+          f"{median('ours', 'p50_latency_ms'):.3f} / "
+          f"{median('ours', 'p99_latency_ms'):.3f} | "
+          f"{median('RedisBloom', 'p50_latency_ms'):.3f} / "
+          f"{median('RedisBloom', 'p99_latency_ms'):.3f} |")
+
+
+def fill_numbered(servers, count, key="bench"):
+    """CF.INSERT key ITEMS of the even numbers below 2 * count, written as
+    redis-benchmark writes __rand_int__ (12 digits), into every server at
+    once through redis-cli --pipe: one pass makes the items for all."""
+    pipes = [subprocess.Popen(
+        ["redis-cli", "-h", "127.0.0.1", "-p", str(server.port), "--pipe"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for server in servers]
+    head = (f"*{BATCH + 3}\r\n$9\r\nCF.INSERT\r\n${len(key)}\r\n{key}\r\n"
+            "$5\r\nITEMS\r\n").encode()
+    try:
+        for start in range(0, 2 * count, 2 * BATCH):
+            body = "".join(f"$12\r\n{i:012d}\r\n"
+                           for i in range(start, start + 2 * BATCH, 2))
+            command = head + body.encode()
+            for pipe in pipes:
+                pipe.stdin.write(command)
+        for pipe in pipes:
+            pipe.stdin.close()
+        for pipe in pipes:
+            output = pipe.stdout.read().decode()
+            if pipe.wait(timeout=3600) != 0 or "errors: 0," not in output:
+                raise AssertionError(f"filling failed: {output}")
+    finally:
+        for pipe in pipes:
+            if pipe.poll() is None:
+                pipe.kill()
+
+
+def large_filter(modules, repetitions, quick):
+    """CF.MEXISTS of 100 items on a filter larger than the CPU's caches:
+    both servers filled once, then benchmarked in alternating order."""
+    count = 1_000_000 if quick else 100_000_000
+    requests = 5_000 if quick else 20_000
+    servers = {name: modules.start(name) for name in ("ours", "RedisBloom")}
+    try:
+        for server in servers.values():
+            server.client.execute_command("CF.RESERVE", "bench", count)
+        fill_numbered(list(servers.values()), count)
+        shape = (f"{count:,} items "
+                 f"({info(servers['RedisBloom'].client, 'bench')['Number of filters']}"
+                 f" RedisBloom filters), half the probes present")
+        command = "CF.MEXISTS bench" + " __rand_int__" * 100
+        for pipeline in (1, 16):
+            results = paired(repetitions, lambda name: run_benchmark(
+                servers[name].port, command, requests, pipeline,
+                random_range=2 * count))
+            print_row("CF.MEXISTS, 100 items", shape, pipeline, results)
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+# The options a user would try beside the defaults: no growth, and the
+# 4-slot layouts near RedisBloom's memory (BITS 9: its false-positive rate
+# at capacity; BITS 8: less memory).
+PLAN_OPTIONS = [
+    [],
+    ["EXPANSION", "0"],
+    ["BUCKETSIZE", "4", "BITS", "9", "EXPANSION", "0"],
+    ["BUCKETSIZE", "4", "BITS", "9"],
+    ["BUCKETSIZE", "4", "EXPANSION", "0"],
+]
+
+
+def measure(client, probes):
+    """MEMORY USAGE and the false-positive rate of filter "f" now."""
+    return client.memory_usage("f"), false_positive_rate(client, "f", probes)
+
+
+def memory_plan(modules, quick):
+    """CF.RESERVE key capacity in RedisBloom (defaults) and in ours with
+    PLAN_OPTIONS: MEMORY USAGE and the false-positive rate empty, at half
+    and at all of the capacity, and where RedisBloom has expanded 1, 2 and
+    4 times, with the same items in every filter."""
     capacity = 100_000 if quick else 1_000_000
-    items = [f"item:{i}" for i in range(capacity)]
-    probes = [f"absent:{i}" for i in range(capacity)]
-    print(f"### Memory and false positives at the same capacity ({capacity:,} items)")
-    print()
-    print(f"`CF.RESERVE key {capacity}` with the options shown, then "
-          f"{capacity:,} distinct items, then {len(probes):,} absent probes.")
-    print()
-    print("| module | options | MEMORY USAGE bytes | bits/item | filters | "
-          "false-positive rate | memory vs RedisBloom | FPR vs RedisBloom |")
-    print("|---|---|---|---|---|---|---|---|")
-    configurations = [
-        ("RedisBloom", []),
-        ("ours", []),
-        ("ours", ["EXPANSION", "0"]),
-        ("ours", ["BUCKETSIZE", "4", "EXPANSION", "0"]),
-        ("ours", ["BUCKETSIZE", "4", "BITS", "9", "EXPANSION", "0"]),
-        ("ours", ["BUCKETSIZE", "4", "BITS", "10", "EXPANSION", "0"]),
-    ]
-    baseline = None
-    for name, options in configurations:
-        server = modules.start(name)
-        try:
-            client = server.client
-            client.execute_command("CF.RESERVE", "f", capacity, *options)
-            refused = insert(client, "f", items)
-            memory = client.memory_usage("f")
-            rate = false_positive_rate(client, "f", probes)
-            filters = info(client, "f")["Number of filters"]
-        finally:
-            server.stop()
-        if baseline is None:
-            baseline = (memory, rate)
-        note = f" ({refused:,} refused)" if refused else ""
-        print(f"| {name} | {' '.join(options) or 'defaults'}{note} | {memory:,} | "
-              f"{8 * memory / capacity:.2f} | {filters} | {100 * rate:.3f}% | "
-              f"{memory / baseline[0]:.2f} | {rate / baseline[1]:.2f} |")
-    print()
-
-
-def after_expansions(modules, quick):
-    capacity = 10_000 if quick else 100_000
     probes = [f"absent:{i}" for i in range(200_000 if quick else 1_000_000)]
-    print(f"### After expansions (`CF.RESERVE key {capacity:,}`, defaults)")
-    print()
-    print("Items are added until RedisBloom's filter has expanded the given "
-          "number of times; the same items go into ours.")
-    print()
-    print("| expansions | items | RedisBloom FPR | ours FPR | FPR ratio | "
-          "RedisBloom bytes | ours bytes | memory ratio | ours growths |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for expansions in (1, 2, 4):
-        server = modules.start("RedisBloom")
-        try:
-            client = server.client
-            count = expand(client, "f", capacity, expansions)
-            theirs = (false_positive_rate(client, "f", probes), client.memory_usage("f"))
-        finally:
-            server.stop()
+    server = modules.start("RedisBloom")
+    try:
+        client = server.client
+        client.execute_command("CF.RESERVE", "f", capacity)
+        counts, theirs = [], []
+        for count in (0, capacity // 2, capacity):
+            start = counts[-1] if counts else 0
+            insert(client, "f", [f"item:{i}" for i in range(start, count)])
+            counts.append(count)
+            theirs.append(measure(client, probes))
+        added = capacity
+        for expansions in (1, 2, 4):
+            while info(client, "f")["Number of filters"] < expansions + 1:
+                insert(client, "f", [f"item:{i}" for i in range(added, added + BATCH)])
+                added += BATCH
+            counts.append(added)
+            theirs.append(measure(client, probes))
+    finally:
+        server.stop()
+    rows = [("RedisBloom", "defaults", [(m, r, 0) for m, r in theirs])]
+    for options in PLAN_OPTIONS:
         server = modules.start("ours")
         try:
             client = server.client
-            client.execute_command("CF.RESERVE", "f", capacity)
-            refused = insert(client, "f", [f"item:{i}" for i in range(count)])
-            if refused:
-                raise AssertionError(f"ours refused {refused} items")
-            ours = (false_positive_rate(client, "f", probes), client.memory_usage("f"))
-            growths = info(client, "f")["Number of filters"] - 1
+            client.execute_command("CF.RESERVE", "f", capacity, *options)
+            cells, added, refused = [], 0, 0
+            for count in counts:
+                refused += insert(client, "f", [f"item:{i}" for i in range(added, count)])
+                added = count
+                cells.append((*measure(client, probes), refused))
         finally:
             server.stop()
-        print(f"| {expansions} | {count:,} | {100 * theirs[0]:.3f}% | "
-              f"{100 * ours[0]:.3f}% | {ours[0] / theirs[0]:.2f} | {theirs[1]:,} | "
-              f"{ours[1]:,} | {ours[1] / theirs[1]:.2f} | {growths} |")
+        rows.append(("ours", " ".join(options) or "defaults", cells))
+    stages = ["empty", "50%", "100%", "1 expansion", "2 expansions",
+              "4 expansions"]
+    header = ("| module | options | " +
+              " | ".join(f"{stage} ({count:,})" for stage, count in zip(stages, counts)) +
+              " |")
+    rule = "|---|---|" + "---|" * len(stages)
+    print(f"### Memory a user can plan (`CF.RESERVE key {capacity:,}`)")
+    print()
+    print(f"RedisBloom at its defaults and ours with the options shown, "
+          f"filled with the same items; the stages are the items added (in "
+          f"brackets): none, half and all of the capacity, and as many as "
+          f"make RedisBloom's filter expand 1, 2 and 4 times. False-positive "
+          f"rates over {len(probes):,} absent probes. Ratios to RedisBloom "
+          f"at the same stage. \"full\": the filter does not grow and "
+          f"refused that many of the items.")
+    print()
+    print("MEMORY USAGE, bytes (ratio):")
+    print()
+    print(header)
+    print(rule)
+    for name, options, cells in rows:
+        print(f"| {name} | {options} | " + " | ".join(
+            f"{m:,} ({m / theirs[i][0]:.2f})" for i, (m, _, _) in enumerate(cells)) + " |")
+    print()
+    print("False-positive rate (ratio):")
+    print()
+    print(header)
+    print(rule)
+    for name, options, cells in rows:
+        def cell(i, rate, refused):
+            text = f"{100 * rate:.3f}%"
+            if theirs[i][1] > 0:
+                text += f" ({rate / theirs[i][1]:.2f})"
+            if refused:
+                text += f", full: {refused:,} refused"
+            return text
+        print(f"| {name} | {options} | " + " | ".join(
+            cell(i, r, refused) for i, (_, r, refused) in enumerate(cells)) + " |")
     print()
 
 
@@ -272,13 +361,17 @@ def main():
     parser.add_argument("--redisbloom", required=True)
     parser.add_argument("--repetitions", type=int, default=None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--parts", default="throughput,memory",
+                        help="which tables: throughput, memory")
     args = parser.parse_args()
+    parts = args.parts.split(",")
     repetitions = args.repetitions or (2 if args.quick else 5)
     with tempfile.TemporaryDirectory(prefix="cf-bench-") as folder:
         modules = Modules(args.ours, args.redisbloom, folder)
-        throughput(modules, repetitions, args.quick)
-        same_capacity(modules, args.quick)
-        after_expansions(modules, args.quick)
+        if "throughput" in parts:
+            throughput(modules, repetitions, args.quick)
+        if "memory" in parts:
+            memory_plan(modules, args.quick)
 
 
 if __name__ == "__main__":
