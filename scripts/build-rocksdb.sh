@@ -61,8 +61,6 @@ while (($#)); do
   shift
 done
 cache=$cuckoo_cache_root
-log() { echo "build-rocksdb: $*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 mkdir -p "$cache"
 if [ -n "$source_arg" ] && [ -d "$source_arg" ]; then

@@ -34,8 +34,6 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 repo_root=$cuckoo_repo_root
-log() { echo "build-rocksdbjni: $*" >&2; }
-die() { log "error: $*"; exit 1; }
 arg=${1:?usage: scripts/build-rocksdbjni.sh VERSION | TARBALL}
 
 cuckoo_install_packages build-rocksdbjni make g++ openjdk-17-jdk-headless junit4 \

@@ -26,7 +26,6 @@ repo_root=$cuckoo_repo_root
 # checkout: a flag that names no clone keeps the compiler cache's objects
 # good for every clone.
 cd "$repo_root"
-log() { echo "check-arm64-db: $*" >&2; }
 cache=$cuckoo_cache_root
 root=$cache/arm64-bookworm-rocksdb-root
 work=${BUILD_DIR:-$repo_root/build}/arm64-db

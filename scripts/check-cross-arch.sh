@@ -25,7 +25,6 @@ repo_root=$cuckoo_repo_root
 # checkout: a flag that names no clone keeps the compiler cache's objects
 # good for every clone.
 cd "$repo_root"
-log() { echo "check-cross-arch: $*" >&2; }
 archs=("$@")
 ((${#archs[@]})) || archs=(s390x aarch64)
 

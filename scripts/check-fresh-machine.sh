@@ -15,10 +15,10 @@
 #   MIRROR     the Debian mirror (default: the one this machine's apt uses)
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-source.sh"
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${BUILD_DIR:-$repo_root/build}/fresh-machine
-log() { echo "check-fresh-machine: $*" >&2; }
 mirror=${MIRROR:-$(debian_mirror)} ||
   { log "no Debian archive in this machine's apt sources: set MIRROR"; exit 1; }
 

@@ -18,11 +18,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-source.sh"
 repo_root=$cuckoo_repo_root
-log() { echo "check-valkey: $*" >&2; }
-die() {
-  log "error: $*"
-  exit 1
-}
 
 upstream=8.1.1+dfsg1
 revision=3+deb13u2

@@ -16,6 +16,8 @@
 #   Prints one line per variant and phase; exit status 1 on any failure.
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ops=1000000
 kills=5
@@ -27,7 +29,6 @@ fi
 version=${1:-11.8.1}
 threads=4
 
-log() { echo "db-stress: $*" >&2; }
 rocksdb=$("$repo_root/scripts/build-rocksdb.sh" --in-tree "$version")
 [ -x "$rocksdb/db_stress" ] || { log "no db_stress in $rocksdb"; exit 1; }
 

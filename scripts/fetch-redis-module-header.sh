@@ -12,14 +12,14 @@
 #   prints the folder holding redismodule.h on standard output.
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$repo_root/scripts/lib/debian-source.sh"
 usage="usage: fetch-redis-module-header.sh DEST [VERSION]"
 dest=${1:?$usage}
 version=${2:-}
 
-log() { echo "fetch-redis-module-header: $*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 if [ -z "$version" ]; then
   installed=$(dpkg-query -W -f='${Version}' redis-server 2>/dev/null) ||

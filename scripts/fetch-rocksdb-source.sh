@@ -23,6 +23,8 @@
 #   prints the path of the extracted tree root on standard output.
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$repo_root/scripts/lib/debian-source.sh"
 usage="usage: fetch-rocksdb-source.sh DEST [--full] [VERSION | TARBALL]"
@@ -39,8 +41,6 @@ while (($#)); do
   shift
 done
 
-log() { echo "fetch-rocksdb-source: $*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 downloads=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo/downloads
 mkdir -p "$dest" "$downloads"

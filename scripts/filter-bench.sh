@@ -51,7 +51,6 @@ while (($#)); do
   esac
   shift 2 || { echo "$usage" >&2; exit 2; }
 done
-log() { echo "filter-bench: $*" >&2; }
 
 cuckoo_setup
 jemalloc=$(ls /usr/lib/"$(g++ -print-multiarch)"/libjemalloc.so.2 2>/dev/null || true)

@@ -26,15 +26,12 @@
 #   includes <openssl/evp.h>); no root.
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$repo_root/scripts/lib/peers.sh"
 usage="usage: scripts/peers-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--log2-buckets K[,K...]] [--out FILE]"
 
-log() { echo "peers-bench: $*" >&2; }
-die() {
-  log "error: $*"
-  exit 1
-}
 
 peers_dir=""
 out=""

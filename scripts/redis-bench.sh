@@ -28,11 +28,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/peers.sh"
 repo_root=$cuckoo_repo_root
 usage="usage: scripts/redis-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--parts LIST] [--out FILE]"
-log() { echo "redis-bench: $*" >&2; }
-die() {
-  log "error: $*"
-  exit 1
-}
 
 peers_dir=""
 out=""

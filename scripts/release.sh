@@ -33,7 +33,6 @@ while (($#)); do
   esac
   shift
 done
-die() { echo "release: $*" >&2; exit 1; }
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "$usage" >&2; exit 2; }
 cd "$repo_root"
 

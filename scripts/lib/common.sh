@@ -1,12 +1,21 @@
 # SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-# Shared by the project's scripts (sourced, not run): installing packages,
-# the set-up, configure and build prologue, and the parser of db_bench's
-# --statistics tickers. A fix
+# Shared by the project's scripts (sourced, not run): their messages,
+# installing packages, the set-up, configure and build prologue, and the
+# parser of db_bench's --statistics tickers. A fix
 # here, such as another package a fresh machine needs, reaches every script.
 #
 # usage: source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 cuckoo_repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# Messages on stderr, named after the script that runs: log says what it
+# does; die says why it stops, and exits 1.
+cuckoo_script_name=$(basename "$0" .sh)
+log() { echo "$cuckoo_script_name: $*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
 # Where builds outside the tree are kept: RocksDB's builds, downloads and the
 # compiler cache.
 cuckoo_cache_root=${ROCKSDB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo}
