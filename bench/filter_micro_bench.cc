@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo/blocked_counting_bloom_filter.h"
+#include "blocked_counting_bloom_filter.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo_filter_policy.h"
@@ -222,7 +222,7 @@ void DynamicErase(benchmark::State& state, double load) {
 
 // The counting Bloom filter at a 1% target rate.
 void CountingBloom(benchmark::State& state, int operation) {
-  using Filter = cuckoo::BlockedCountingBloomFilter;
+  using Filter = counting_bloom::BlockedCountingBloomFilter;
   constexpr uint64_t kKeys = 1000000;
   Filter filter(Filter::ForCapacity(kKeys, 0.01));
   for (uint64_t i = 0; i < kKeys; ++i) filter.Add(Mix(i));

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cuckoo/level_budgets.h"
+#include "monkey_budgets.h"
 #include "rocksdb/env.h"
 
 namespace rocksdb_cuckoo {
@@ -92,12 +92,12 @@ std::vector<double> LevelBudgets::BudgetsFor(int num_levels) {
     // Each level's share of the entries: its share of the keys (T^-d) times
     // its entries per key.
     std::vector<double> log_weights =
-        cuckoo::GeometricLogWeights(size_ratio_, num_levels);
+        monkey::GeometricLogWeights(size_ratio_, num_levels);
     for (size_t d = 0; d < log_weights.size(); ++d) {
       log_weights[d] += std::log(per_key[d]);
     }
     solved.budgets =
-        cuckoo::ChooseBudgetsForShares(bits_per_key_, log_weights,
+        monkey::ChooseBudgetsForShares(bits_per_key_, log_weights,
                                        min_bits_per_key_, max_bits_per_key_)
             .bits_per_key;
     solved.entries_per_key = per_key;

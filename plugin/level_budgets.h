@@ -2,7 +2,7 @@
 // level_budgets=monkey: which bits per key a new filter gets, from where in
 // the LSM RocksDB writes its file. The budgets themselves, and why they
 // minimise the sum of the levels' false-positive rates at the same memory,
-// are cuckoo::ChooseBudgetsForShares (include/cuckoo/level_budgets.h).
+// are monkey::ChooseBudgetsForShares (monkey_budgets.h).
 //
 // The shape of the LSM
 // --------------------

@@ -45,7 +45,7 @@ check_arch() {
   local gtest=/usr/src/googletest/googletest
   # xxhash.h is header-only here (XXH_INLINE_ALL), so the host's copy serves.
   local flags=(-std=c++17 -O2 -Wall -Wextra -Wshadow -Werror -pthread
-    -I"$repo_root/include" -I"$repo_root/plugin" -I"$repo_root/tests"
+    -I"$repo_root/include" -I"$repo_root/plugin" -I"$repo_root/counting_bloom" -I"$repo_root/tests"
     -I"$repo_root/tests/format" -isystem "$gtest/include" -isystem /usr/include
     '-DCUCKOO_GOLDEN_DIR="tests/format/golden"')
   mkdir -p "$work"
@@ -63,7 +63,8 @@ check_arch() {
   # GoogleTest once; the project's sources every time, two at a time.
   log "compiling GoogleTest for $arch (once)"
   cuckoo_cross_gtest "$cxx" "$arch-linux-gnu-ar" "$work"
-  local core_sources=("$repo_root"/tests/*_test.cc)
+  local core_sources=("$repo_root"/tests/*_test.cc "$repo_root"/tests/counting_bloom/*_test.cc
+    "$repo_root"/tests/plugin/monkey_budgets_test.cc)
   local format_sources=("$repo_root"/tests/format/golden_format_test.cc)
   log "compiling ${#core_sources[@]} core test files and the format test for $arch"
   cuckoo_compile_each "$work" "$cxx" "${flags[@]}" -- \

@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "blocked_counting_bloom_filter.h"
 #include "catalogue.h"
-#include "cuckoo/blocked_counting_bloom_filter.h"
 #include "cuckoo/concurrent_cuckoo_filter.h"
 #include "rocksdb/db.h"
 
@@ -138,7 +138,7 @@ class Gates {
   Gates(uint64_t initial_items, uint64_t max_items)
       : cuckoo_(CuckooGateBuckets(initial_items), CuckooGateOptions()),
         bloom_(max_items, kBloomBitsPerKey),
-        counting_(cuckoo::BlockedCountingBloomFilter::ForCapacity(
+        counting_(counting_bloom::BlockedCountingBloomFilter::ForCapacity(
             max_items, kTargetFalsePositiveRate)) {}
 
   void Add(uint64_t hash) {
@@ -199,7 +199,7 @@ class Gates {
 
   cuckoo::ConcurrentCuckooFilter cuckoo_;
   BloomGate bloom_;
-  cuckoo::BlockedCountingBloomFilter counting_;
+  counting_bloom::BlockedCountingBloomFilter counting_;
 };
 
 }  // namespace

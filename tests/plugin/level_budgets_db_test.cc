@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo/level_budgets.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo_filter_block.h"
 #include "cuckoo_filter_policy.h"
 #include "db_test_util.h"
+#include "monkey_budgets.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/metadata.h"
 #include "rocksdb/table_properties.h"
@@ -188,12 +188,12 @@ TEST_P(LevelBudgetsEntriesTest, LevelsAreWeighedByTheirEntriesPerKey) {
   // was learned of L5 before.
   Build(6, true, kKeys, Prefixes::kNone);
   const double by_keys =
-      cuckoo::ChooseLevelBudgets(10, 10, 2, kMinBitsPerKey, kMaxBitsPerKey)
+      monkey::ChooseLevelBudgets(10, 10, 2, kMinBitsPerKey, kMaxBitsPerKey)
           .bits_per_key[1];
   EXPECT_EQ(Build(5, false, kKeys, prefixes), PlannedBytes(by_keys, 2 * kKeys));
   // The next L5 filter: L5 weighs twice its keys' share.
   const double by_entries =
-      cuckoo::ChooseBudgetsForShares(10, {0.0, std::log(2.0 / 10.0)},
+      monkey::ChooseBudgetsForShares(10, {0.0, std::log(2.0 / 10.0)},
                                      kMinBitsPerKey, kMaxBitsPerKey)
           .bits_per_key[1];
   ASSERT_NE(PlannedBytes(by_entries, kKeys), PlannedBytes(by_keys, kKeys));
@@ -328,7 +328,7 @@ TEST_F(LevelBudgetsDbTest, EachLevelGetsItsBudgetAndEveryKeyIsFound) {
   } expected[] = {{3, 2, 0}, {2, 3, 1}, {1, 4, 2}, {0, 4, 3}};
   for (const auto& e : expected) {
     SCOPED_TRACE("L" + std::to_string(e.level));
-    const double budget = cuckoo::ChooseLevelBudgets(
+    const double budget = monkey::ChooseLevelBudgets(
                               10, 10, e.depth, kMinBitsPerKey, kMaxBitsPerKey)
                               .bits_per_key[e.distance];
     ASSERT_EQ(levels.count(e.level), 1u);
@@ -363,7 +363,7 @@ TEST_F(LevelBudgetsDbTest, TheFirstFlushIsAboveTheBottom) {
   ASSERT_EQ(levels.size(), 1u);
   ASSERT_EQ(levels.count(0), 1u);
   const cuckoo::FilterConfig config = cuckoo::ChooseForBitsPerKey(
-      cuckoo::ChooseLevelBudgets(10, 10, 2, kMinBitsPerKey, kMaxBitsPerKey)
+      monkey::ChooseLevelBudgets(10, 10, 2, kMinBitsPerKey, kMaxBitsPerKey)
           .bits_per_key[1]);
   const uint64_t planned = TableBlockBytes(
       config.layout, PlannedGeometry(config, 20000).num_buckets);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// cuckoo::ChooseLevelBudgets, ChooseBudgetsForShares and
+// monkey::ChooseLevelBudgets, ChooseBudgetsForShares and
 // BitsPerKeyForFalsePositiveRate: the budgets meet the average, favour the
 // upper levels, and lower the sum of the levels' false-positive rates below
 // uniform budgets'.
-#include "cuckoo/level_budgets.h"
+#include "monkey_budgets.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,8 @@
 #include <limits>
 #include <stdexcept>
 
-namespace cuckoo {
+namespace rocksdb_cuckoo {
+namespace monkey {
 namespace {
 
 constexpr double kMin = 4.0;
@@ -212,4 +213,5 @@ TEST(LevelBudgetsTest, BadInputThrows) {
 }
 
 }  // namespace
-}  // namespace cuckoo
+}  // namespace monkey
+}  // namespace rocksdb_cuckoo

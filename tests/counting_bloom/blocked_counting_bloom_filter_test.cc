@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// Tests for cuckoo::BlockedCountingBloomFilter: the counting contract (no
-// false negatives, safe removal: no underflow, sticky saturation, repeated
+// Tests for counting_bloom::BlockedCountingBloomFilter: the counting contract
+// (no false negatives, safe removal: no underflow, sticky saturation, repeated
 // probes; packed counters against a reference model; bad arguments), then
 // the blocked filter's own: its probes, batched lookup, measured false
 // positive rate against its model, sizing, limits, accessors.
+
+#include "blocked_counting_bloom_filter.h"
 
 #include <gtest/gtest.h>
 
@@ -18,13 +20,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuckoo/blocked_counting_bloom_filter.h"
 #include "test_util.h"
 
-namespace cuckoo {
+namespace counting_bloom {
 namespace {
 
-using SplitMix64 = testing::HashStream;
+using SplitMix64 = cuckoo::testing::HashStream;
 
 std::vector<uint64_t> MakeHashes(uint64_t seed, size_t count) {
   SplitMix64 generator(seed);
@@ -844,4 +845,4 @@ TEST(BlockedCountingBloomFilterTest, AccessorsAndSizeAccounting) {
 }
 
 }  // namespace
-}  // namespace cuckoo
+}  // namespace counting_bloom

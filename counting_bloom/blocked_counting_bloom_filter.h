@@ -4,7 +4,8 @@
 // cache line), with 4-bit (default) or 8-bit saturating counters. It owns
 // its block storage, the probe scheme, the sizing search (ForCapacity) and
 // the false-positive-rate model of blocked filters. It has no RocksDB
-// dependency.
+// dependency. Not part of the cuckoo filter: the example and the benchmarks
+// compare the cuckoo filter with it, on the core's key hashes.
 //
 // ######################################################################
 // ################## Counting Bloom filter theory ######################
@@ -116,7 +117,10 @@
 
 #include "cuckoo/key_hash.h"
 
-namespace cuckoo {
+namespace counting_bloom {
+
+using cuckoo::FastRange64;
+using cuckoo::Mix64;
 
 class BlockedCountingBloomFilter {
  public:
@@ -689,4 +693,4 @@ class BlockedCountingBloomFilter {
   std::vector<Block> blocks_;
 };
 
-}  // namespace cuckoo
+}  // namespace counting_bloom

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // Per-level budgets for the filters of an LSM tree: how many bits per key
 // each level's filters get so that, at the same total memory, the sum of
-// the levels' false-positive rates is smallest ("Monkey").
+// the levels' false-positive rates is smallest ("Monkey"). The arithmetic
+// of level_budgets=monkey (level_budgets.h, which applies it to the levels
+// RocksDB writes), on the core's sizing; no RocksDB types.
 //
 // Theory
 // ------
@@ -78,7 +80,13 @@
 
 #include "cuckoo/sizing.h"
 
-namespace cuckoo {
+namespace rocksdb_cuckoo {
+namespace monkey {
+
+using cuckoo::BucketLayout;
+using cuckoo::ChooseForBitsPerKey;
+using cuckoo::Construction;
+using cuckoo::MaxLoadFactor;
 
 // The fewest table bits per key whose best layout reaches `fpr`
 // (0 < fpr < 1): over every layout, the bits per slot over the load at which
@@ -91,7 +99,7 @@ inline double BitsPerKeyForFalsePositiveRate(
                                 std::to_string(fpr) + " is outside (0, 1)");
   }
   double best = std::numeric_limits<double>::infinity();
-  internal::ForEachLayout([&](const BucketLayout& layout) {
+  cuckoo::internal::ForEachLayout([&](const BucketLayout& layout) {
     // From 1 - (1 - 1/v)^(2 b load) = fpr, v = 2^f - 1.
     const double values = std::ldexp(1.0, layout.fingerprint_bits) - 1.0;
     const double load = std::log1p(-fpr) /
@@ -252,7 +260,7 @@ inline LevelBudgets ChooseBudgetsForShares(
     const std::vector<double> upper_weights(log_weights.begin() + 1,
                                             log_weights.end());
     const double proportional_bottom = result.bits_per_key[0];
-    internal::ForEachLayout([&](const BucketLayout& layout) {
+    cuckoo::internal::ForEachLayout([&](const BucketLayout& layout) {
       const double kink = layout.BitsPerSlot() /
                           MaxLoadFactor(layout.bucket_size, construction) *
                           (1.0 + 1e-12);
@@ -317,4 +325,5 @@ inline LevelBudgets ChooseLevelBudgets(
       min_bits_per_key, max_bits_per_key, construction);
 }
 
-}  // namespace cuckoo
+}  // namespace monkey
+}  // namespace rocksdb_cuckoo
