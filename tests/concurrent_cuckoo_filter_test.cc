@@ -20,6 +20,7 @@ namespace cuckoo {
 namespace {
 
 using testing::HashStream;
+using testing::RoundTrip;
 
 CuckooFilterOptions GrowingOptions() {
   CuckooFilterOptions options;
@@ -353,11 +354,8 @@ TEST(ConcurrentCuckooFilterTest, BatchedLookupsFindKeysInTheShardsStashes) {
     }
   };
   expect_all_found(filter, stored);
-  const std::vector<uint8_t> bytes = filter.Serialize();
-  std::string error;
-  std::unique_ptr<ConcurrentCuckooFilter> loaded =
-      ConcurrentCuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
-  ASSERT_NE(loaded, nullptr) << error;
+  std::unique_ptr<ConcurrentCuckooFilter> loaded = RoundTrip(filter);
+  ASSERT_NE(loaded, nullptr);
   expect_all_found(*loaded, stored);
   EraseEveryThird(filter, &stored);
   expect_all_found(filter, stored);
@@ -418,14 +416,12 @@ TEST(ConcurrentCuckooFilterTest, SerializesEveryShardAndRejectsDamage) {
   HashStream stream(6);
   const std::vector<uint64_t> keys = stream.Take(5000);
   for (uint64_t key : keys) ASSERT_EQ(filter.Insert(key), InsertResult::kOk);
-  const std::vector<uint8_t> bytes = filter.Serialize();
-  std::string error;
-  std::unique_ptr<ConcurrentCuckooFilter> back =
-      ConcurrentCuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
-  ASSERT_NE(back, nullptr) << error;
-  EXPECT_EQ(back->Serialize(), bytes);
+  std::unique_ptr<ConcurrentCuckooFilter> back = RoundTrip(filter);
+  ASSERT_NE(back, nullptr);
   EXPECT_EQ(back->NumShards(), 4u);
   for (uint64_t key : keys) ASSERT_TRUE(back->Contains(key));
+  const std::vector<uint8_t> bytes = filter.Serialize();
+  std::string error;
   for (size_t size : {size_t{0}, size_t{10}, bytes.size() - 1}) {
     EXPECT_EQ(ConcurrentCuckooFilter::Deserialize(bytes.data(), size, &error),
               nullptr);

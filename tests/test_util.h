@@ -1,12 +1,51 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// Helpers shared by the core tests: deterministic key streams.
+// Helpers shared by the core tests: deterministic key streams, and the
+// serialization round trip.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
+
+#include "cuckoo/concurrent_cuckoo_filter.h"
+#include "cuckoo/cuckoo_filter_serialization.h"
 
 namespace cuckoo {
 namespace testing {
+
+// `filter` serialized and read back. The copy must serialize to the same
+// bytes; when it does not load, the reason is a test failure and the result
+// empty.
+inline std::optional<CuckooFilter> RoundTrip(const CuckooFilter& filter) {
+  const std::vector<uint8_t> bytes = SerializeCuckooFilter(filter);
+  std::string error;
+  std::optional<CuckooFilter> back =
+      DeserializeCuckooFilter(bytes.data(), bytes.size(), &error);
+  if (!back.has_value()) {
+    ADD_FAILURE() << "the serialized filter does not load: " << error;
+  } else {
+    EXPECT_EQ(SerializeCuckooFilter(*back), bytes);
+  }
+  return back;
+}
+
+inline std::unique_ptr<ConcurrentCuckooFilter> RoundTrip(
+    const ConcurrentCuckooFilter& filter) {
+  const std::vector<uint8_t> bytes = filter.Serialize();
+  std::string error;
+  std::unique_ptr<ConcurrentCuckooFilter> back =
+      ConcurrentCuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
+  if (back == nullptr) {
+    ADD_FAILURE() << "the serialized filter does not load: " << error;
+  } else {
+    EXPECT_EQ(back->Serialize(), bytes);
+  }
+  return back;
+}
 
 // SplitMix64: a deterministic stream of well-mixed 64-bit values.
 class HashStream {
