@@ -2,6 +2,7 @@
 // The policy's FilterBitsReader (see the header).
 #include "cuckoo_filter_bits_reader.h"
 
+#include <algorithm>
 #include <cstddef>
 
 #include "cuckoo/hashing.h"
@@ -33,16 +34,30 @@ class CuckooFilterBitsReader : public FilterBitsReader {
     return Table::Contains(table_, position);
   }
 
-  // The MultiGet path: hash every key and prefetch both of its buckets
-  // before the first probe, so the cache misses overlap.
+  // The MultiGet path.
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
-    cuckoo::LocatePrefetchProbe(
+    ProbeEach(
         num_keys < 0 ? 0 : static_cast<size_t>(num_keys),
-        [&](size_t i) {
-          const Slice& key = *keys[i];
-          return Table::Locate(hashing_,
-                               cuckoo::HashKey(key.data(), key.size()));
+        [keys](size_t i) {
+          return cuckoo::HashKey(keys[i]->data(), keys[i]->size());
         },
+        may_match);
+  }
+
+  // may_match[i] for hashes[i], a key's cuckoo::HashKey.
+  void MayMatchHashes(size_t count, const uint64_t* hashes,
+                      bool* may_match) const {
+    ProbeEach(
+        count, [hashes](size_t i) { return hashes[i]; }, may_match);
+  }
+
+ private:
+  // Locates every key from its hash and prefetches both of its buckets
+  // before the first probe, so the cache misses overlap.
+  template <typename HashOf>
+  void ProbeEach(size_t count, HashOf&& hash_of, bool* may_match) const {
+    cuckoo::LocatePrefetchProbe(
+        count, [&](size_t i) { return Table::Locate(hashing_, hash_of(i)); },
         [&](const cuckoo::KeyPosition& position) {
           Table::Prefetch(table_, position);
         },
@@ -51,7 +66,6 @@ class CuckooFilterBitsReader : public FilterBitsReader {
         });
   }
 
- private:
   const cuckoo::CuckooHashing hashing_;
   const cuckoo::BucketTableView table_;
 };
@@ -76,6 +90,29 @@ FilterBitsReader* NewCuckooFilterBitsReader(const DecodedBlock& block) {
         reader = new CuckooFilterBitsReader<decltype(table)>(block);
       });
   return reader;
+}
+
+bool MayMatchEveryHash(const DecodedBlock& block,
+                       const std::deque<uint64_t>& hashes) {
+  bool every = true;
+  cuckoo::VisitTable(
+      block.layout,
+      cuckoo::CuckooHashing(block.num_buckets, block.layout.fingerprint_bits),
+      [&](auto table) {
+        const CuckooFilterBitsReader<decltype(table)> reader(block);
+        constexpr size_t kChunk = 256;
+        uint64_t chunk[kChunk];
+        bool found[kChunk];
+        for (size_t start = 0; every && start < hashes.size();
+             start += kChunk) {
+          const size_t count = std::min(kChunk, hashes.size() - start);
+          std::copy_n(hashes.begin() + static_cast<std::ptrdiff_t>(start),
+                      count, chunk);
+          reader.MayMatchHashes(count, chunk, found);
+          every = std::all_of(found, found + count, [](bool f) { return f; });
+        }
+      });
+  return every;
 }
 
 FilterBitsReader* NewAlwaysMatchBitsReader() {

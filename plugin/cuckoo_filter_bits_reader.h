@@ -3,6 +3,9 @@
 // always-match reader for blocks this build does not read.
 #pragma once
 
+#include <cstdint>
+#include <deque>
+
 #include "cuckoo_filter_block.h"
 #include "table/block_based/filter_policy_internal.h"
 
@@ -12,6 +15,13 @@ namespace rocksdb_cuckoo {
 // count where it can be (cuckoo::VisitTable).
 ROCKSDB_NAMESPACE::FilterBitsReader* NewCuckooFilterBitsReader(
     const DecodedBlock& block);
+
+// Whether the reader of `block` (block.has_table) answers "may match" for
+// every key whose cuckoo::HashKey is in `hashes`: the builder's
+// MaybePostVerify checks a block through the code that will read it. The
+// reader lives on the stack.
+bool MayMatchEveryHash(const DecodedBlock& block,
+                       const std::deque<uint64_t>& hashes);
 
 // A reader that answers "may match" for every key.
 ROCKSDB_NAMESPACE::FilterBitsReader* NewAlwaysMatchBitsReader();
