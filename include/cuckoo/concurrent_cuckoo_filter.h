@@ -227,16 +227,24 @@ class ConcurrentCuckooFilter {
   // XXH3-64 of every byte before it. Little-endian. The shards share one
   // key hasher. docs/dynamic-filter-format.md has the whole format.
   std::vector<uint8_t> Serialize() const {
-    std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
-    AppendLittleEndian<uint32_t>(&out, NumShards());
+    std::vector<std::vector<uint8_t>> parts;
+    parts.reserve(shards_.size());
+    size_t size = sizeof(kMagic) + 4 + 8;
     for (const Shard& shard : shards_) {
-      const std::vector<uint8_t> bytes = Read(shard, [](const CuckooFilter& f) {
+      parts.push_back(Read(shard, [](const CuckooFilter& f) {
         return SerializeCuckooFilter(f);
-      });
-      AppendLittleEndian<uint64_t>(&out, bytes.size());
-      out.insert(out.end(), bytes.begin(), bytes.end());
+      }));
+      size += 8 + parts.back().size();
     }
-    AppendLittleEndian<uint64_t>(&out, XXH3_64bits(out.data(), out.size()));
+    std::vector<uint8_t> out(size);
+    byte_io::Writer writer(out.data());
+    writer.PutBytes(kMagic, sizeof(kMagic));
+    writer.Put<uint32_t>(NumShards());
+    for (const std::vector<uint8_t>& part : parts) {
+      writer.Put<uint64_t>(part.size());
+      writer.PutBytes(part.data(), part.size());
+    }
+    writer.Put<uint64_t>(XXH3_64bits(out.data(), size - 8));
     return out;
   }
 
@@ -566,15 +574,6 @@ class ConcurrentCuckooFilter {
           " shards is not in [1, 65536]");
     }
     return shards;
-  }
-
-  // Grows the vector and stores in place: inserting a small array instead
-  // trips GCC 12's -Warray-bounds at -O3 in C++20 (a false positive).
-  template <typename T>
-  static void AppendLittleEndian(std::vector<uint8_t>* out, T value) {
-    const size_t end = out->size();
-    out->resize(end + sizeof(T));
-    byte_io::Store<T>(out->data() + end, value);
   }
 
   // A shard from bits of the hash no shard uses for itself: the shard's
