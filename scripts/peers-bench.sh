@@ -91,50 +91,84 @@ for peer in "${peers[@]}"; do
 done
 redisbloom=${source_of[RedisBloom]}
 
-# The same optimization flags for ours and the peers; no -march, as the
-# project's Release builds. cuckoo.c's CuckooFilter_ValidateIntegrity reads
-# the module's configuration (rm_config), which is not linked in; the
-# harness does not call it, and --gc-sections drops it with its reference
+# Two binaries, each with one flag set for ours and the peers alike: the
+# project's Release flags (-O3 -DNDEBUG, no -march), and the same with
+# -march=native, whose ratios the table shows in columns of their own.
+# cuckoo.c's CuckooFilter_ValidateIntegrity reads the module's
+# configuration (rm_config), which is not linked in; the harness does not
+# call it, and --gc-sections drops it with its reference
 # (-ffunction-sections gives it a section of its own).
-common_flags=(-O3 -DNDEBUG)
-c_flags=("${common_flags[@]}" -ffunction-sections)
-cxx_flags=("${common_flags[@]}" -std=c++17)
+release_flags=(-O3 -DNDEBUG)
 warning_flags=(-Wall -Wextra -Wshadow -Werror)
-binary=$build_dir/peers_bench
-recipe="$cc ${c_flags[*]}; $cxx ${cxx_flags[*]} ${warning_flags[*]}"
 
-build() {
-  log "compiling RedisBloom's cuckoo.c and MurmurHash2.c"
+build() {  # binary flags...: builds the harness and the peers with flags
+  local binary=$1
+  shift
+  local c_flags=("$@" -ffunction-sections) cxx_flags=("$@" -std=c++17)
+  local recipe="$cc ${c_flags[*]}; $cxx ${cxx_flags[*]} ${warning_flags[*]}"
+  # Rebuilt when the compilers or flags, this script, the harness or the
+  # library's headers changed.
+  if [ -x "$binary" ] && [ "$(cat "$binary.recipe" 2>/dev/null)" = "$recipe" ] &&
+    [ -z "$(find "$repo_root/include" "$repo_root/bench/peers" \
+      "${BASH_SOURCE[0]}" -newer "$binary" -print -quit)" ]; then
+    log "$binary is up to date"
+    return
+  fi
+  log "compiling RedisBloom's cuckoo.c and MurmurHash2.c ($*)"
   "$cc" "${c_flags[@]}" -w -I "$repo_root/bench/peers" -I "$redisbloom/deps" \
-    -c "$redisbloom/src/cuckoo.c" -o "$build_dir/redisbloom_cuckoo.o"
+    -c "$redisbloom/src/cuckoo.c" -o "$binary.cuckoo.o"
   "$cc" "${c_flags[@]}" -w -c "$redisbloom/deps/murmur2/MurmurHash2.c" \
-    -o "$build_dir/redisbloom_murmur2.o"
+    -o "$binary.murmur2.o"
   log "compiling $binary"
   "$cxx" "${cxx_flags[@]}" "${warning_flags[@]}" -I "$repo_root/include" \
     -isystem "$build_dir/include" \
     -isystem "${source_of[fastfilter_cpp]}/src" \
     -isystem "$redisbloom/deps" \
     "$repo_root/bench/peers/peers_bench.cc" \
-    "$build_dir/redisbloom_cuckoo.o" "$build_dir/redisbloom_murmur2.o" \
+    "$binary.cuckoo.o" "$binary.murmur2.o" \
     -Wl,--gc-sections -o "$binary"
   echo "$recipe" >"$binary.recipe"
 }
+build "$build_dir/peers_bench" "${release_flags[@]}"
+build "$build_dir/peers_bench_native" "${release_flags[@]}" -march=native
 
-# Rebuilt when the compilers or flags, this script, the harness or the
-# library's headers changed.
-if [ -x "$binary" ] && [ "$(cat "$binary.recipe" 2>/dev/null)" = "$recipe" ] &&
-  [ -z "$(find "$repo_root/include" "$repo_root/bench/peers" \
-    "${BASH_SOURCE[0]}" -newer "$binary" -print -quit)" ]; then
-  log "$binary is up to date"
-else
-  build
-fi
+# The release binary's tables, with the ratio table's rows given the
+# native binary's ratio and interval for the same size, comparison and
+# operation.
+merge_native() {  # release_output native_output
+  awk -F' [|] ' '
+    NR == FNR {
+      if ($0 ~ /^[|] 2\^/ && NF == 7) {
+        interval = $7
+        sub(/ [|]$/, "", interval)
+        native[$1 FS $2 FS $3] = $6 " | " interval
+      }
+      next
+    }
+    /ratio \(median\)/ { in_ratios = 1; sub(/ [|]$/, " | -march=native ratio | interval |"); print; next }
+    in_ratios && /^[|]---/ { print $0 "---:|---|"; next }
+    in_ratios && /^[|] 2\^/ {
+      key = $1 FS $2 FS $3
+      line = $0
+      sub(/ [|]$/, "", line)
+      print line " | " (key in native ? native[key] : "| ") " |"
+      next
+    }
+    /^$/ { in_ratios = 0 }
+    { print }
+  ' "$2" "$1"
+}
 
 report() {
+  local native_output=$build_dir/native.md
+  log "running the -march=native binary"
+  "$build_dir/peers_bench_native" ${bench_args[@]+"${bench_args[@]}"} >"$native_output"
+  log "running the release binary"
   echo "Peers: efficient/cuckoofilter ${peers[0]##* }, FastFilter/fastfilter_cpp ${peers[1]##* }, RedisBloom/RedisBloom ${peers[2]##* }."
-  echo "Compiled with $("$cxx" --version | head -n 1): ${cxx_flags[*]}, no -march (RedisBloom's C: $cc ${c_flags[*]})."
+  echo "Compiled with $("$cxx" --version | head -n 1) and $("$cc" --version | head -n 1), ours and the peers alike: ${release_flags[*]} (the project's Release flags; C++17, RedisBloom's C as C), and again with -march=native on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') for the -march=native columns. Timed on each thread's CPU clock."
   echo
-  "$binary" ${bench_args[@]+"${bench_args[@]}"}
+  "$build_dir/peers_bench" ${bench_args[@]+"${bench_args[@]}"} >"$build_dir/release.md"
+  merge_native "$build_dir/release.md" "$native_output"
 }
 if [ -n "$out" ]; then
   report | tee "$out"
