@@ -29,7 +29,7 @@ for version in "${versions[@]}"; do
   cuckoo_each_two_at_a_time g++ -std="$standard" -fsyntax-only -Wall -Wextra \
     -Werror -Wshadow -Woverloaded-virtual -fno-rtti -DROCKSDB_PLATFORM_POSIX \
     -I"$tree" -I"$tree/include" -Iinclude \
-    -Iplugin -Ibench -Itests/plugin -Itests/format -Imodule \
+    -Iplugin -Icounting_bloom -Ibench -Itests/plugin -Itests/format -Imodule \
     '-DCUCKOO_GOLDEN_DIR="tests/format/golden"' -- "${sources[@]}"
   echo "compiles against RocksDB $version ($standard): ${#sources[@]} sources"
 done
