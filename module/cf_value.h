@@ -23,13 +23,12 @@
 // What CF.RESERVE was given that the filter's serialization does not
 // record: a BUCKETSIZE other than the layout's slots per bucket
 // (cf_commands.cc, "Bucket size"). A value that has one saves it before the
-// filter, in 16 bytes: the magic "CFA\x01", the BUCKETSIZE (u8, 1..255),
-// three zero bytes, and the XXH3-64 (seed 0) of those 8 bytes,
-// little-endian. CF.SCANDUMP gives it as the first chunk and CF.LOADCHUNK
-// takes it at position 1, before the filter's own chunks; the RDB record
-// of such a value is of its own kind (kArgumentsFilterRecord). A value
-// without one is saved as before the chunk existed, so older dumps load
-// and older modules load what needs no chunk.
+// filter, in 16 checksummed bytes: CF.SCANDUMP's first chunk, and a record
+// of its own kind. A value without one is saved as before the chunk
+// existed, so older dumps load and older modules load what needs no chunk.
+//
+// docs/cf-module-format.md has every form byte by byte: the RDB record's
+// kinds and buffers, the arguments chunk, the dump's order of chunks.
 #pragma once
 
 #include <cstddef>
