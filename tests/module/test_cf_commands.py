@@ -96,8 +96,8 @@ def test_every_redisbloom_bucket_size_is_taken(server, bucket_size):
     expected = rate * len(absent)
     assert false_positives <= expected + 4 * expected ** 0.5
     # Table against table: ours without what every filter has besides (the
-    # value, its stash and its walk's log: all of a filter of 2 buckets,
-    # bar 4 bytes).
+    # value, its stash and its walk's log: the size of a filter reserved
+    # for 4 items, whose table is a few bytes).
     r.execute_command("CF.RESERVE", "tiny", 4, "EXPANSION", 0)
     assert info.size - cf.info("tiny").size <= redisbloom_bytes
 
