@@ -6,7 +6,7 @@
 # RocksDB's CMake reads the SOURCES, FUNC and LIBS lines with regular
 # expressions: keep each on one line, spelled "name = value".
 cuckoo_SOURCES = plugin/allocator_rounding.cc plugin/construction_charge.cc plugin/cuckoo_filter_bits_builder.cc plugin/cuckoo_filter_bits_reader.cc plugin/cuckoo_filter_policy.cc plugin/level_budgets.cc
-cuckoo_HEADERS = plugin/cuckoo_filter_policy.h plugin/rocksdb_cuckoo.h
+cuckoo_HEADERS = plugin/cuckoo_filter_policy.h plugin/rocksdb_cuckoo.h plugin/rocksdb_versions.h
 cuckoo_FUNC = cuckoo_filter_register
 cuckoo_LIBS = xxhash
 cuckoo_CXXFLAGS = -I./plugin/cuckoo/include

@@ -4,13 +4,13 @@
 
 namespace rocksdb_cuckoo {
 
-using ROCKSDB_NAMESPACE::CacheEntryRole;
-using ROCKSDB_NAMESPACE::CacheReservationManager;
-
-// The reservation manager for a builder, or null when the options charge
-// nothing.
-std::shared_ptr<CacheReservationManager> NewConstructionReservations(
+std::shared_ptr<ReservationManager> NewConstructionReservations(
     const ROCKSDB_NAMESPACE::BlockBasedTableOptions& table_options) {
+#if ROCKSDB_CUCKOO_LEGACY_6_29
+  static_cast<void>(table_options);
+  return nullptr;
+#else
+  using ROCKSDB_NAMESPACE::CacheEntryRole;
   using Decision = ROCKSDB_NAMESPACE::CacheEntryRoleOptions::Decision;
   const auto& usage = table_options.cache_usage_options;
   const auto overridden =
@@ -23,6 +23,7 @@ std::shared_ptr<CacheReservationManager> NewConstructionReservations(
   }
   return std::make_shared<FilterConstructionReservations>(
       table_options.block_cache);
+#endif
 }
 
 }  // namespace rocksdb_cuckoo

@@ -6,9 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
-#include "cache/cache_reservation_manager.h"
 #include "rocksdb/table.h"
+#include "rocksdb_interfaces.h"
+#if !ROCKSDB_CUCKOO_LEGACY_6_29
+#include "cache/cache_reservation_manager.h"
+#endif
 
 namespace rocksdb_cuckoo {
 
@@ -37,18 +41,42 @@ namespace rocksdb_cuckoo {
 // instead of a table: nothing more is allocated, the flush or compaction
 // goes on, and every read stays correct, without this filter. The policy
 // counts it among its unbuilt filters and logs the first one.
+#if !ROCKSDB_CUCKOO_LEGACY_6_29
+using ReservationManager = ROCKSDB_NAMESPACE::CacheReservationManager;
 using FilterConstructionReservations =
     ROCKSDB_NAMESPACE::CacheReservationManagerImpl<
         ROCKSDB_NAMESPACE::CacheEntryRole::kFilterConstruction>;
-using ReservationHandle = std::unique_ptr<
-    ROCKSDB_NAMESPACE::CacheReservationManager::CacheReservationHandle>;
+inline constexpr size_t kReservationEntryBytes =
+    FilterConstructionReservations::GetDummyEntrySize();
+#else
+// Under RocksDB 6.29 (the MyRocks preload) nothing is charged: its
+// reserve_table_builder_memory charges through a CacheReservationManager
+// whose functions are out of line in ha_rocksdb.so, out of the preload's
+// reach. A manager that is never made, so that the builder compiles
+// unchanged.
+class ReservationManager {
+ public:
+  class CacheReservationHandle {};
+  struct Reserved {
+    bool ok() const { return true; }
+    std::string ToString() const { return "OK"; }
+    void PermitUncheckedError() const {}
+  };
+  Reserved MakeCacheReservation(size_t,
+                                std::unique_ptr<CacheReservationHandle>*) {
+    return Reserved();
+  }
+};
+inline constexpr size_t kReservationEntryBytes = 256 * 1024;
+#endif
+using ReservationHandle =
+    std::unique_ptr<ReservationManager::CacheReservationHandle>;
 inline constexpr size_t kHashesPerReservation =
-    FilterConstructionReservations::GetDummyEntrySize() / sizeof(uint64_t);
+    kReservationEntryBytes / sizeof(uint64_t);
 
 // The reservation manager for a builder, or null when the options charge
-// nothing.
-std::shared_ptr<ROCKSDB_NAMESPACE::CacheReservationManager>
-NewConstructionReservations(
+// nothing (always, on 6.29).
+std::shared_ptr<ReservationManager> NewConstructionReservations(
     const ROCKSDB_NAMESPACE::BlockBasedTableOptions& table_options);
 
 }  // namespace rocksdb_cuckoo

@@ -15,12 +15,10 @@
 #include "cuckoo/table_types.h"
 #include "cuckoo_filter_bits_reader.h"
 #include "cuckoo_filter_block.h"
-#include "rocksdb/env.h"
 #include "rocksdb_interfaces.h"
 
 namespace rocksdb_cuckoo {
 
-using ROCKSDB_NAMESPACE::CacheReservationManager;
 using ROCKSDB_NAMESPACE::FilterBitsBuilder;
 using ROCKSDB_NAMESPACE::Slice;
 using ROCKSDB_NAMESPACE::Status;
@@ -35,7 +33,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
       ROCKSDB_NAMESPACE::Logger* info_log,
       std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks,
       std::shared_ptr<std::atomic<int64_t>> rounding_balance,
-      std::shared_ptr<CacheReservationManager> reservations,
+      std::shared_ptr<ReservationManager> reservations,
       BuildFaultHook fault_hook, FinishedFilterCounts counts)
       : config_(config),
         verify_after_construction_(verify_after_construction),
@@ -122,7 +120,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   // that misses its key and still passes MaybePostVerify, which probes the
   // same altered hash. A mismatch returns Corruption, which fails the flush
   // or compaction, with an always-match block.
-  Slice Finish(std::unique_ptr<const char[]>* buf, Status* status) override {
+  Slice Finish(std::unique_ptr<const char[]>* buf,
+               Status* status) ROCKSDB_CUCKOO_POST_VERIFY_OVERRIDE {
     // Whatever happens below, the next filter starts from nothing. The
     // hashes stay in hashes_ for the build: moving them out would leave an
     // empty deque behind, which allocates.
@@ -168,7 +167,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
         for (uint64_t hash : hashes) checksum ^= hash;
         if (checksum != arrived_checksum) {
           if (status != nullptr) {
-            *status = Status::Corruption(
+            *status = Corruption(
                 "cuckoofilter: the key hashes changed while the filter was "
                 "built (checksum mismatch)");
           }
@@ -191,11 +190,10 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
       // always-match filter keeps every read correct.
       fallbacks_->unbuilt_filters.fetch_add(1, std::memory_order_relaxed);
       if (info_log_ != nullptr) {
-        ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,
-                               info_log_,
-                               "[cuckoofilter] cannot build a filter for %zu "
-                               "keys (%s); writing an always-match filter",
-                               entries, e.what());
+        InfoLog(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, info_log_,
+                "[cuckoofilter] cannot build a filter for %zu "
+                "keys (%s); writing an always-match filter",
+                entries, e.what());
       }
       return FinishAlwaysMatch(buf);
     }
@@ -205,7 +203,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
 
   // With detect_filter_construct_corruption: every key hash of the last
   // Finish must match the filter it produced.
-  Status MaybePostVerify(const Slice& filter_content) override {
+  Status MaybePostVerify(const Slice& filter_content)
+      ROCKSDB_CUCKOO_POST_VERIFY_OVERRIDE {
     if (verify_hashes_.empty()) return Status::OK();
     // Released on return, whatever it is.
     struct Release {
@@ -220,12 +219,11 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
         DecodeBlock(reinterpret_cast<const uint8_t*>(filter_content.data()),
                     filter_content.size());
     if (!block.has_table) {
-      return Status::Corruption(
-          "cuckoofilter: the built filter block is unreadable: " +
-          block.reason);
+      return Corruption("cuckoofilter: the built filter block is unreadable: " +
+                        block.reason);
     }
     if (!MayMatchEveryHash(block, hashes)) {
-      return Status::Corruption(
+      return Corruption(
           "cuckoofilter: a key added to the filter does not match it");
     }
     return Status::OK();
@@ -268,9 +266,8 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
         hashes_.size() % kHashesPerReservation == kHashesPerReservation / 2) {
       hash_reservations_.emplace_back();
       reservations_
-          ->MakeCacheReservation(
-              FilterConstructionReservations::GetDummyEntrySize(),
-              &hash_reservations_.back())
+          ->MakeCacheReservation(kReservationEntryBytes,
+                                 &hash_reservations_.back())
           .PermitUncheckedError();
     }
   }
@@ -307,20 +304,19 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
     if (reservations_ == nullptr) return true;
     const uint64_t bytes = cuckoo::StaticBuildWorkingBytes(
         geometry.layout, geometry.num_buckets, entries);
-    const Status reserved =
+    const auto reserved =
         reservations_->MakeCacheReservation(static_cast<size_t>(bytes), handle);
     if (reserved.ok()) return true;
     fallbacks_->unbuilt_filters.fetch_add(1, std::memory_order_relaxed);
     if (info_log_ != nullptr &&
         !fallbacks_->reported_uncharged_build.exchange(true)) {
-      ROCKSDB_NAMESPACE::Log(
-          ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, info_log_,
-          "[cuckoofilter] the block cache cannot take the %llu bytes of "
-          "building a filter for %llu keys (%s): writing an always-match "
-          "filter; later ones are only counted",
-          static_cast<unsigned long long>(bytes),
-          static_cast<unsigned long long>(entries),
-          reserved.ToString().c_str());
+      InfoLog(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, info_log_,
+              "[cuckoofilter] the block cache cannot take the %llu bytes of "
+              "building a filter for %llu keys (%s): writing an always-match "
+              "filter; later ones are only counted",
+              static_cast<unsigned long long>(bytes),
+              static_cast<unsigned long long>(entries),
+              reserved.ToString().c_str());
     }
     return false;
   }
@@ -368,7 +364,7 @@ class CuckooFilterBitsBuilder : public FilterBitsBuilder {
   // The target FPR of the filter ChooseRounded last chose for.
   double rounded_target_fpr_ = 0.0;
   // Charging to the block cache (above), or null.
-  const std::shared_ptr<CacheReservationManager> reservations_;
+  const std::shared_ptr<ReservationManager> reservations_;
   std::vector<ReservationHandle> hash_reservations_;
   std::vector<ReservationHandle> verify_reservations_;
   std::vector<ReservationHandle> block_reservations_;
@@ -399,8 +395,8 @@ FilterBitsBuilder* NewCuckooFilterBitsBuilder(
     ROCKSDB_NAMESPACE::Logger* info_log,
     std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks,
     std::shared_ptr<std::atomic<int64_t>> rounding_balance,
-    std::shared_ptr<CacheReservationManager> reservations,
-    BuildFaultHook fault_hook, FinishedFilterCounts counts) {
+    std::shared_ptr<ReservationManager> reservations, BuildFaultHook fault_hook,
+    FinishedFilterCounts counts) {
   return new CuckooFilterBitsBuilder(
       config, verify_after_construction, info_log, std::move(fallbacks),
       std::move(rounding_balance), std::move(reservations),

@@ -8,7 +8,7 @@
 #include <functional>
 #include <memory>
 
-#include "cache/cache_reservation_manager.h"
+#include "construction_charge.h"
 #include "cuckoo/sizing.h"
 #include "cuckoo_filter_policy.h"
 #include "table/block_based/filter_policy_internal.h"
@@ -32,7 +32,7 @@ ROCKSDB_NAMESPACE::FilterBitsBuilder* NewCuckooFilterBitsBuilder(
     ROCKSDB_NAMESPACE::Logger* info_log,
     std::shared_ptr<CuckooFilterPolicy::FallbackCounters> fallbacks,
     std::shared_ptr<std::atomic<int64_t>> rounding_balance,
-    std::shared_ptr<ROCKSDB_NAMESPACE::CacheReservationManager> reservations,
-    BuildFaultHook fault_hook, FinishedFilterCounts counts);
+    std::shared_ptr<ReservationManager> reservations, BuildFaultHook fault_hook,
+    FinishedFilterCounts counts);
 
 }  // namespace rocksdb_cuckoo

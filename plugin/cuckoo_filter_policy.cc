@@ -20,9 +20,9 @@
 #include "cuckoo_filter_bits_reader.h"
 #include "cuckoo_filter_block.h"
 #include "level_budgets.h"
-#include "rocksdb/env.h"
 #include "rocksdb/utilities/options_type.h"
 #include "rocksdb_cuckoo.h"
+#include "rocksdb_interfaces.h"
 #include "table/block_based/filter_policy_internal.h"
 
 namespace rocksdb_cuckoo {
@@ -48,6 +48,7 @@ std::string FormatDecimal(double value) {
   return text;
 }
 
+#if !ROCKSDB_CUCKOO_LEGACY_6_29
 // The doubles are written to OPTIONS files as the shortest decimal that reads
 // back exactly (RocksDB's default for doubles keeps six decimals, which would
 // make GetId() and the stored option disagree, and the OPTIONS file fail its
@@ -80,10 +81,19 @@ std::unordered_map<std::string, ROCKSDB_NAMESPACE::OptionTypeInfo>
                               max_bytes_for_level_multiplier))},
 };
 
-// Reads "cuckoofilter[:<bits_per_key>[:<level_budgets>[:<multiplier>]]]"
-// (GetId's forms) into *options; false with *errmsg on a malformed number.
-bool ParseId(const std::string& id, CuckooFilterPolicyOptions* options,
-             std::string* errmsg) {
+#endif
+
+// The checks of every option; empty when valid, otherwise the message.
+std::string CheckOptions(const CuckooFilterPolicyOptions& options) {
+  const std::string problem = CheckBitsPerKey(options.bits_per_key);
+  return problem.empty() ? CheckLevelBudgets(options) : problem;
+}
+
+}  // namespace
+
+bool ParseCuckooFilterId(const std::string& id,
+                         CuckooFilterPolicyOptions* options,
+                         std::string* errmsg) {
   std::vector<std::string> fields;
   for (size_t start = 0;;) {
     const size_t colon = id.find(':', start);
@@ -113,18 +123,13 @@ bool ParseId(const std::string& id, CuckooFilterPolicyOptions* options,
     return false;
   }
   if (fields.size() > 2) options->level_budgets = fields[2];
-  return fields.size() <= 3 ||
-         number(fields[3], "max_bytes_for_level_multiplier",
-                &options->max_bytes_for_level_multiplier);
+  if (fields.size() > 3 && !number(fields[3], "max_bytes_for_level_multiplier",
+                                   &options->max_bytes_for_level_multiplier)) {
+    return false;
+  }
+  *errmsg = CheckOptions(*options);
+  return errmsg->empty();
 }
-
-// The checks of every option; empty when valid, otherwise the message.
-std::string CheckOptions(const CuckooFilterPolicyOptions& options) {
-  const std::string problem = CheckBitsPerKey(options.bits_per_key);
-  return problem.empty() ? CheckLevelBudgets(options) : problem;
-}
-
-}  // namespace
 
 std::string CheckBitsPerKey(double bits_per_key) {
   if (!(bits_per_key >= kMinBitsPerKey && bits_per_key <= kMaxBitsPerKey)) {
@@ -172,7 +177,9 @@ CuckooFilterPolicy::CuckooFilterPolicy(double bits_per_key)
 
 CuckooFilterPolicy::CuckooFilterPolicy(const CuckooFilterPolicyOptions& options)
     : options_(options) {
+#if !ROCKSDB_CUCKOO_LEGACY_6_29
   RegisterOptions("CuckooFilterPolicyOptions", &options_, &policy_option_info);
+#endif
   MakeLevelBudgets();
 }
 
@@ -187,6 +194,7 @@ void CuckooFilterPolicy::MakeLevelBudgets() {
   }
 }
 
+#if !ROCKSDB_CUCKOO_LEGACY_6_29
 std::string CuckooFilterPolicy::GetId() const {
   std::string id =
       std::string(kClassName()) + ":" + FormatDecimal(options_.bits_per_key);
@@ -212,6 +220,7 @@ Status CuckooFilterPolicy::ValidateOptions(
   if (!problem.empty()) return Status::InvalidArgument(problem);
   return FilterPolicy::ValidateOptions(db_options, cf_options);
 }
+#endif
 
 FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
     const ROCKSDB_NAMESPACE::FilterBuildingContext& context) const {
@@ -221,10 +230,9 @@ FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
   // is built at the nearest bound (the default for NaN), and said so.
   const double bits_per_key = UsableBitsPerKey(options_.bits_per_key);
   if (!(bits_per_key == options_.bits_per_key) && info_log != nullptr) {
-    ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,
-                           info_log, "[cuckoofilter] %s; building at %g",
-                           CheckBitsPerKey(options_.bits_per_key).c_str(),
-                           bits_per_key);
+    InfoLog(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, info_log,
+            "[cuckoofilter] %s; building at %g",
+            CheckBitsPerKey(options_.bits_per_key).c_str(), bits_per_key);
   }
   // Measured (bench/RESULTS.md): at 8 bits/key the cuckoo FPR is 1.18x
   // Bloom's, at 10 it is 0.73x; the curves cross near 9. Below that, say so
@@ -232,15 +240,15 @@ FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
   // own poor settings.
   constexpr double kBloomCrossoverBitsPerKey = 9.0;
   if (bits_per_key < kBloomCrossoverBitsPerKey && info_log != nullptr) {
-    ROCKSDB_NAMESPACE::Log(
-        ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, info_log,
-        "[cuckoofilter] %g bits/key: below about %g bits per key a Bloom "
-        "filter (bloomfilter, or ribbonfilter for less space) has a lower "
-        "false-positive rate in the same space",
-        bits_per_key, kBloomCrossoverBitsPerKey);
+    InfoLog(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, info_log,
+            "[cuckoofilter] %g bits/key: below about %g bits per key a Bloom "
+            "filter (bloomfilter, or ribbonfilter for less space) has a lower "
+            "false-positive rate in the same space",
+            bits_per_key, kBloomCrossoverBitsPerKey);
   }
   // Nothing may throw into RocksDB. Without a builder it writes the file
-  // without a filter, which reads correctly.
+  // without a filter, which reads correctly (6.29 writes its block-based
+  // filter instead, which this policy leaves empty: every key may match).
   try {
     const LevelBudgets::Budget budget =
         level_budgets_ != nullptr ? level_budgets_->ForFile(context)
@@ -260,17 +268,16 @@ FilterBitsBuilder* CuckooFilterPolicy::GetBuilderWithContext(
     }
     return NewCuckooFilterBitsBuilder(
         cuckoo::ChooseForBitsPerKey(budget.bits_per_key),
-        context.table_options.detect_filter_construct_corruption, info_log,
-        fallbacks_, std::move(rounding_balance),
+        DetectsConstructCorruption(context.table_options), info_log, fallbacks_,
+        std::move(rounding_balance),
         NewConstructionReservations(context.table_options), fault_hook_,
         std::move(counts));
   } catch (const std::exception& e) {
     if (info_log != nullptr) {
-      ROCKSDB_NAMESPACE::Log(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL,
-                             info_log,
-                             "[cuckoofilter] cannot create a filter builder "
-                             "(%s): this file gets no filter",
-                             e.what());
+      InfoLog(ROCKSDB_NAMESPACE::InfoLogLevel::WARN_LEVEL, info_log,
+              "[cuckoofilter] cannot create a filter builder "
+              "(%s): this file gets no filter",
+              e.what());
     }
     return nullptr;
   }
@@ -303,6 +310,7 @@ FallbackCounts CuckooFilterPolicy::fallback_counts() const {
   return counts;
 }
 
+#if !ROCKSDB_CUCKOO_LEGACY_6_29
 extern "C" int cuckoo_filter_register(ROCKSDB_NAMESPACE::ObjectLibrary& library,
                                       const std::string& /*arg*/) {
   const ROCKSDB_NAMESPACE::FactoryFunc<const ROCKSDB_NAMESPACE::FilterPolicy>
@@ -311,9 +319,7 @@ extern "C" int cuckoo_filter_register(ROCKSDB_NAMESPACE::ObjectLibrary& library,
              std::unique_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* guard,
              std::string* errmsg) -> const ROCKSDB_NAMESPACE::FilterPolicy* {
     CuckooFilterPolicyOptions options;
-    if (!ParseId(uri, &options, errmsg)) return nullptr;
-    *errmsg = CheckOptions(options);
-    if (!errmsg->empty()) return nullptr;
+    if (!ParseCuckooFilterId(uri, &options, errmsg)) return nullptr;
     guard->reset(new CuckooFilterPolicy(options));
     return guard->get();
   };
@@ -333,9 +339,11 @@ extern "C" int cuckoo_filter_register(ROCKSDB_NAMESPACE::ObjectLibrary& library,
   size_t num_types = 0;
   return static_cast<int>(library.GetFactoryCount(&num_types));
 }
+#endif
 
 }  // namespace rocksdb_cuckoo
 
+#if !ROCKSDB_CUCKOO_LEGACY_6_29
 // Once per process, whichever comes first: the program's call, or the
 // loading of librocksdb_cuckoo.so (cuckoo_autoregister.cc).
 extern "C" int rocksdb_cuckoo_register_default(void) {
@@ -350,3 +358,4 @@ extern "C" int rocksdb_cuckoo_register_default(void) {
   }();
   return result;
 }
+#endif

@@ -17,8 +17,10 @@
 #include <string>
 
 #include "rocksdb/filter_policy.h"
+#include "rocksdb_versions.h"
+#if !ROCKSDB_CUCKOO_LEGACY_6_29
 #include "rocksdb/utilities/object_registry.h"
-#include "rocksdb/version.h"
+#endif
 
 namespace rocksdb_cuckoo {
 
@@ -77,6 +79,21 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
   // The format version lives inside the block.
   static const char* kCompatibilityName() { return "rocksdb_cuckoo.Cuckoo"; }
 
+#if ROCKSDB_CUCKOO_LEGACY_6_29
+  // RocksDB 6.29 names the filter block "fullfilter." + Name(), where later
+  // releases take CompatibilityName(): the same block key either way, so
+  // that files read across them. Its OPTIONS files store this name.
+  const char* Name() const override { return kCompatibilityName(); }
+  // RocksDB 6's block-based filter, used only for a file whose builder is
+  // null (GetBuilderWithContext cannot make one): no filter, and every key
+  // may match.
+  void CreateFilter(const ROCKSDB_NAMESPACE::Slice*, int,
+                    std::string*) const override {}
+  bool KeyMayMatch(const ROCKSDB_NAMESPACE::Slice&,
+                   const ROCKSDB_NAMESPACE::Slice&) const override {
+    return true;
+  }
+#else
   const char* Name() const override { return kClassName(); }
   const char* CompatibilityName() const override {
     return kCompatibilityName();
@@ -91,6 +108,7 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
   ROCKSDB_NAMESPACE::Status ValidateOptions(
       const ROCKSDB_NAMESPACE::DBOptions& db_options,
       const ROCKSDB_NAMESPACE::ColumnFamilyOptions& cf_options) const override;
+#endif
 
   ROCKSDB_NAMESPACE::FilterBitsBuilder* GetBuilderWithContext(
       const ROCKSDB_NAMESPACE::FilterBuildingContext& context) const override;
@@ -142,6 +160,12 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
   BuildFaultHook fault_hook_;
 };
 
+// Reads "cuckoofilter[:<bits_per_key>[:<level_budgets>[:<multiplier>]]]"
+// (GetId's forms) into *options, and checks them; false with *errmsg when
+// a field is malformed or a value is not allowed.
+bool ParseCuckooFilterId(const std::string& id,
+                         CuckooFilterPolicyOptions* options,
+                         std::string* errmsg);
 // Checks a bits-per-key value; empty when valid, otherwise the message.
 std::string CheckBitsPerKey(double bits_per_key);
 // Checks the level_budgets options; empty when valid, otherwise the message.
@@ -150,10 +174,12 @@ std::string CheckLevelBudgets(const CuckooFilterPolicyOptions& options);
 // kMaxBitsPerKey], kDefaultBitsPerKey for NaN.
 double UsableBitsPerKey(double bits_per_key);
 
+#if !ROCKSDB_CUCKOO_LEGACY_6_29
 // Registers the "cuckoofilter" factory (forms "cuckoofilter" and
 // "cuckoofilter:<decimal>") into `library`. The signature of RocksDB's
 // plugin registrars, so that it also serves as cuckoo_FUNC in-tree.
 extern "C" int cuckoo_filter_register(ROCKSDB_NAMESPACE::ObjectLibrary& library,
                                       const std::string& arg);
+#endif
 
 }  // namespace rocksdb_cuckoo

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "monkey_budgets.h"
-#include "rocksdb/env.h"
+#include "rocksdb_interfaces.h"
 
 namespace rocksdb_cuckoo {
 
@@ -111,12 +111,11 @@ LevelBudgets::Budget LevelBudgets::ForFile(
   if (context.compaction_style !=
       ROCKSDB_NAMESPACE::CompactionStyle::kCompactionStyleLevel) {
     if (context.info_log != nullptr && !reported_other_style_.exchange(true)) {
-      ROCKSDB_NAMESPACE::Log(
-          ROCKSDB_NAMESPACE::InfoLogLevel::INFO_LEVEL, context.info_log,
-          "[cuckoofilter] level_budgets=monkey sizes filters by level for "
-          "leveled compaction; this column family's compaction style is "
-          "not leveled, so its filters get the average %g bits/key",
-          bits_per_key_);
+      InfoLog(ROCKSDB_NAMESPACE::InfoLogLevel::INFO_LEVEL, context.info_log,
+              "[cuckoofilter] level_budgets=monkey sizes filters by level for "
+              "leveled compaction; this column family's compaction style is "
+              "not leveled, so its filters get the average %g bits/key",
+              bits_per_key_);
     }
     return average;
   }

@@ -1,57 +1,59 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// What differs between the RocksDB releases the project supports (7.8 to
-// 11.8), for the plugin and for the tests and tools built with it.
-//
-// FilterBitsBuilder, internal, changed twice:
-//   * 9.6 (facebook/rocksdb#12931, first released in 9.6.1): the pure
-//     virtual AddKeyAndAlt(key, alt), for a key and its prefix;
-//   * 10.9 (facebook/rocksdb#14111): CalculateSpace(num_entries) and
-//     EstimatedFpRate(num_entries, bytes) moved from the builtin builders
-//     into FilterBitsBuilder as pure virtuals.
-// The plugin's builder implements all of them on every version; the macros
-// below say which ones override a base-class method.
-//
-// The public API the tests and tools use: DB::Open and DB::OpenAsSecondary
-// with a std::unique_ptr output came in 9.11, and the DB** forms are gone in
-// 11.x (OpenDb and OpenSecondaryDb below);
-// DBOptions::fail_if_options_file_error is the default from 8.8 and was
-// removed in 10.2.
+// The functions that paper over what differs between the RocksDB releases
+// the project supports (rocksdb_versions.h), for the plugin and for the
+// tests and tools built with it.
 #pragma once
 
+#include <cstdarg>
 #include <memory>
 #include <string>
 
 #include "rocksdb/db.h"
+#include "rocksdb/env.h"
+#include "rocksdb/status.h"
+#include "rocksdb/table.h"
 #include "rocksdb/version.h"
-
-#define ROCKSDB_CUCKOO_VERSION_AT_LEAST(major, minor) \
-  (ROCKSDB_MAJOR > (major) ||                         \
-   (ROCKSDB_MAJOR == (major) && ROCKSDB_MINOR >= (minor)))
-
-#if !ROCKSDB_CUCKOO_VERSION_AT_LEAST(7, 8)
-#error "rocksdb-cuckoo needs RocksDB 7.8 or later"
-#endif
-
-// `override` on AddKeyAndAlt where it is virtual.
-#if ROCKSDB_CUCKOO_VERSION_AT_LEAST(9, 6)
-#define ROCKSDB_CUCKOO_HAS_ADD_KEY_AND_ALT 1
-#define ROCKSDB_CUCKOO_ADD_KEY_AND_ALT_OVERRIDE override
-#else
-#define ROCKSDB_CUCKOO_ADD_KEY_AND_ALT_OVERRIDE
-#endif
-
-// `override` on CalculateSpace and EstimatedFpRate where they are virtual.
-#if ROCKSDB_CUCKOO_VERSION_AT_LEAST(10, 9)
-#define ROCKSDB_CUCKOO_SPACE_OVERRIDE override
-#else
-#define ROCKSDB_CUCKOO_SPACE_OVERRIDE
-#endif
-
-#if !ROCKSDB_CUCKOO_VERSION_AT_LEAST(10, 2)
-#define ROCKSDB_CUCKOO_HAS_FAIL_IF_OPTIONS_FILE_ERROR 1
-#endif
+#include "rocksdb_versions.h"
 
 namespace rocksdb_cuckoo {
+
+// RocksDB's Log(level, logger, format, ...), through the logger's virtual
+// functions, which every version has.
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+inline void
+InfoLog(ROCKSDB_NAMESPACE::InfoLogLevel level,
+        ROCKSDB_NAMESPACE::Logger* logger, const char* format, ...) {
+  if (logger == nullptr || logger->GetInfoLogLevel() > level) return;
+  va_list args;
+  va_start(args, format);
+  logger->Logv(level, format, args);
+  va_end(args);
+}
+
+// Status::Corruption(message); 6.29 never asks the builder for one (it has
+// no detect_filter_construct_corruption), and its status with a message is
+// built out of line: there it carries none.
+inline ROCKSDB_NAMESPACE::Status Corruption(const std::string& message) {
+#if ROCKSDB_CUCKOO_LEGACY_6_29
+  static_cast<void>(message);
+  return ROCKSDB_NAMESPACE::Status::Corruption();
+#else
+  return ROCKSDB_NAMESPACE::Status::Corruption(message);
+#endif
+}
+
+// BlockBasedTableOptions::detect_filter_construct_corruption, from 7.0.
+inline bool DetectsConstructCorruption(
+    const ROCKSDB_NAMESPACE::BlockBasedTableOptions& table_options) {
+#if ROCKSDB_CUCKOO_LEGACY_6_29
+  static_cast<void>(table_options);
+  return false;
+#else
+  return table_options.detect_filter_construct_corruption;
+#endif
+}
 
 // DB::Open on every version.
 inline ROCKSDB_NAMESPACE::Status OpenDb(
