@@ -31,3 +31,21 @@ target_include_directories(cuckoo_core INTERFACE
   $<INSTALL_INTERFACE:include>)
 target_link_libraries(cuckoo_core INTERFACE PkgConfig::XXHASH)
 target_compile_features(cuckoo_core INTERFACE cxx_std_17)
+
+# cuckoo_fetch(VAR SCRIPT FOLDER DESCRIPTION HINT): when the cache variable
+# VAR is empty, runs SCRIPT (one of scripts/fetch-*.sh, which fetch a source
+# from Debian's archive) into FOLDER of the build tree and sets VAR to the
+# folder it prints; stops with HINT, how to do without, when it fails.
+function(cuckoo_fetch var script folder description hint)
+  set(${var} "" CACHE PATH "${description}")
+  if(${var})
+    return()
+  endif()
+  execute_process(COMMAND ${script} ${CMAKE_BINARY_DIR}/${folder}
+                  OUTPUT_VARIABLE fetched OUTPUT_STRIP_TRAILING_WHITESPACE
+                  RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "Could not fetch ${description}; ${hint}")
+  endif()
+  set(${var} "${fetched}" CACHE PATH "${description}" FORCE)
+endfunction()

@@ -27,31 +27,8 @@ if [ -z "$version" ]; then
   installed=${installed#*:}
   version=${installed%-*}
 fi
-name="redis_${version}.orig.tar.gz"
-sha=$(sed -n "s/^\([0-9a-f]\{64\}\)  $name\$/\1/p" "$repo_root/scripts/redis-source.sha256")
-[ -n "$sha" ] || die "Redis $version is not a release this project pins" \
-  "(scripts/redis-source.sha256)"
-
-downloads=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo/downloads
-mkdir -p "$dest" "$downloads"
-dest=$(cd "$dest" && pwd)
-tarball="$downloads/$name"
-matches() { (cd "$downloads" && echo "$sha  $name" | sha256sum --check --quiet - >/dev/null 2>&1); }
-for attempt in 1 2; do
-  matches && break
-  rm -f "$tarball"
-  debian_source_download redis "$version" "" "$tarball" "$downloads/apt" ||
-    die "no Redis $version source from Debian"
-  matches && break
-  log "$name does not match its pinned sha256 $sha: deleted"
-  rm -f "$tarball"
-  [ "$attempt" = 1 ] || die "the downloaded $name does not match its pinned sha256"
-done
-
-out="$dest/redis-$version"
-if [ ! -f "$out/redismodule.h" ]; then
-  mkdir -p "$out"
-  tar -xzf "$tarball" -C "$out" --strip-components=2 --wildcards '*/src/redismodule.h' ||
-    die "$name holds no src/redismodule.h"
-fi
-echo "$out"
+tarball=$(debian_pinned_tarball redis "$version" "redis_${version}.orig.tar.gz" \
+  "$repo_root/scripts/redis-source.sha256")
+mkdir -p "$dest"
+debian_extract "$tarball" "$(cd "$dest" && pwd)/redis-$version" redismodule.h \
+  --strip-components=2 --wildcards '*/src/redismodule.h'

@@ -112,3 +112,50 @@ debian_mirror() {
   [ -n "$uri" ] || return 1
   echo "${uri%/}"
 }
+
+# debian_pinned_tarball PACKAGE UPSTREAM NAME SUMS: the upstream tarball NAME
+# of Debian's source package PACKAGE, checked against the sha256 that the
+# file SUMS pins for NAME; kept in the download cache, and downloaded again
+# once when the kept copy does not match. Prints its path; dies (common.sh)
+# when SUMS pins no NAME or Debian's tarball does not match.
+debian_pinned_tarball() {
+  local package=$1 upstream=$2 name=$3 sums=$4
+  local sha downloads tarball attempt
+  sha=$(sed -n "s/^\([0-9a-f]\{64\}\)  $name\$/\1/p" "$sums")
+  [ -n "$sha" ] || die "$name is not a tarball this project pins ($sums)"
+  downloads=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo/downloads
+  mkdir -p "$downloads"
+  tarball=$downloads/$name
+  for attempt in 1 2; do
+    if (cd "$downloads" && echo "$sha  $name" | sha256sum --check --quiet - >/dev/null 2>&1); then
+      echo "$tarball"
+      return 0
+    fi
+    if [ -f "$tarball" ]; then
+      log "$name does not match its pinned sha256 $sha: deleted"
+      rm -f "$tarball"
+    fi
+    [ "$attempt" = 1 ] || break
+    debian_source_download "$package" "$upstream" "" "$tarball" "$downloads/apt" ||
+      die "no $package $upstream source from Debian"
+  done
+  die "the downloaded $name does not match its pinned sha256"
+}
+
+# debian_extract TARBALL OUT MARKER TAR_ARG...: extracts the members
+# TAR_ARG... name (tar's -x options and patterns) of TARBALL into the folder
+# OUT, whole or not at all, unless OUT/MARKER is already there; prints OUT.
+# Dies (common.sh) when tar fails.
+debian_extract() {
+  local tarball=$1 out=$2 marker=$3
+  shift 3
+  if [ ! -f "$out/$marker" ]; then
+    rm -rf "$out.partial"
+    mkdir -p "$out.partial"
+    tar -xf "$tarball" -C "$out.partial" "$@" ||
+      die "$tarball holds no $marker where it was looked for"
+    rm -rf "$out"
+    mv "$out.partial" "$out"
+  fi
+  echo "$out"
+}
