@@ -8,7 +8,10 @@
 # succeed. Then, in another copy of the fresh root, the README's quick start
 # of the CF module ("The CF commands in Redis"): it installs only the server
 # and a compiler, builds module/ alone, and each redis-cli line must print
-# what its comment says. Prints one line per command with its time.
+# what its comment says. And in the first root, after the two commands, a
+# small run of scripts/myrocks.sh (MyRocks from Debian's packages, the
+# preload, sysbench), which must print its table. Prints one line per
+# command with its time.
 #
 # usage: sudo scripts/check-fresh-machine.sh
 #   BUILD_DIR  the work folder's parent (default: build); needs about 2 GB
@@ -117,5 +120,8 @@ run() {  # ROOT LOG LABEL SCRIPT: runs SCRIPT in the chroot, in the checkout
 for command in "${commands[@]}"; do
   run "$rootfs" "$(basename "${command%% *}" .sh)" "'$command'" "$command"
 done
+run "$rootfs" myrocks "'scripts/myrocks.sh', small" \
+  "scripts/myrocks.sh --rows 20000 --repetitions 1 --time 2 --out /root/myrocks.md &&
+   grep -q '^| point selects/s |' /root/myrocks.md"
 run "$module_rootfs" module-quick-start "the CF module's quick start" "$module_script"
 exit $((failures != 0))

@@ -4,7 +4,7 @@
 # whole test suite with ctest.
 #
 # usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE |
-#                        --java [VERSION]]
+#                        --java [VERSION] | --myrocks]
 #   (none)      the Release build against Debian's RocksDB, in build.
 #   --clang     the same with clang and clang++ (Debian's clang 14 on
 #               bookworm), in build-clang.
@@ -35,6 +35,13 @@
 #               rocksdbjni jar of that release, which
 #               scripts/build-rocksdbjni.sh builds once as Maven's is built
 #               (cached outside the tree; 15 to 25 minutes the first time).
+#   --myrocks   the MyRocks preload (myrocks/), built in build-myrocks against
+#               the RocksDB 6.29 headers of Debian's mariadb source package,
+#               and its tests: the golden blocks through the 6.29 builder
+#               and reader, its CreateFromString against stand-ins of 6.29
+#               and 7.8, and MyRocks end to end in Debian's mariadbd
+#               (mariadb-server and mariadb-plugin-rocksdb, installed if
+#               missing).
 #   BUILD_DIR   overrides the build folder.
 set -euo pipefail
 
@@ -67,8 +74,10 @@ elif [ "${1:-}" = "--rocksdb" ]; then
   ctest_args+=(-E "^Package\.InstalledToTheSystemPrefixWithMultiarchLibdir$")
 elif [ "${1:-}" = "--java" ]; then
   java_release=${2:-10.1.3}
+elif [ "${1:-}" = "--myrocks" ]; then
+  with_myrocks=1
 elif [ -n "${1:-}" ]; then
-  echo "usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE | --java [VERSION]]" >&2
+  echo "usage: scripts/test.sh [--clang | --sanitize | --tsan | --rocksdb VERSION|TARBALL|TREE | --java [VERSION] | --myrocks]" >&2
   exit 2
 fi
 
@@ -76,6 +85,15 @@ cuckoo_setup
 if [ -n "${java_release:-}" ]; then
   build_dir=${BUILD_DIR:-$repo_root/build-java-$java_release}
   cuckoo_build_java "$java_release" "$build_dir"
+  exec ctest --test-dir "$build_dir" --output-on-failure -j2
+fi
+if [ -n "${with_myrocks:-}" ]; then
+  source "$repo_root/scripts/lib/mariadb.sh"
+  mariadb_install_packages test
+  build_dir=${BUILD_DIR:-$repo_root/build-myrocks}
+  cmake -S "$repo_root/myrocks" -B "$build_dir" \
+    ${cuckoo_ccache:+-DCMAKE_CXX_COMPILER_LAUNCHER=$cuckoo_ccache} >&2
+  cmake --build "$build_dir" -j2 >&2
   exec ctest --test-dir "$build_dir" --output-on-failure -j2
 fi
 if [ -n "${with_tsan_rocksdb:-}" ]; then

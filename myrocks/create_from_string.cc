@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// The MyRocks preload's one entry point: RocksDB 6.29's
+// FilterPolicy::CreateFromString, which parses the filter_policy of an
+// options string or OPTIONS file.
+//
+// In 6.29 that function knows only RocksDB's own filters and never asks the
+// object registry, so a plugin cannot register "cuckoofilter" there. But
+// MariaDB's ha_rocksdb.so, which links RocksDB statically, exports the
+// function and calls it from its option parser through its PLT, and
+// mariadbd loads ha_rocksdb.so after LD_PRELOAD's libraries: the call binds
+// to this definition. It answers the cuckoofilter names and hands every
+// other value to the caller's own definition.
+//
+// The caller's definition: ha_rocksdb.so is loaded RTLD_LOCAL, so
+// dlsym(RTLD_NEXT) does not see it. The return address names the object
+// that called; dlopen(RTLD_NOLOAD) of it gives a handle whose lookups search
+// that object and its dependencies only, which this preload is not among.
+// RTLD_NEXT serves a caller whose RocksDB is in the global scope.
+//
+// The policy's classes are compiled against 6.29's headers: they match
+// only a 6.29 library. Before it answers, the preload asks the caller's
+// RocksDB its version (GetRocksVersionAsString, from the same handle), and
+// when it is not 6.29 it answers nothing itself, forwards every value, and
+// says so once on standard error, which mariadbd writes to its error log.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cuckoo_filter_policy.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/status.h"
+
+namespace {
+
+namespace rdb = ROCKSDB_NAMESPACE;
+using rocksdb_cuckoo::CuckooFilterPolicy;
+using rocksdb_cuckoo::CuckooFilterPolicyOptions;
+
+using CreateFromStringFunction =
+    rdb::Status (*)(const rdb::ConfigOptions&, const std::string&,
+                    std::shared_ptr<const rdb::FilterPolicy>*);
+using VersionFunction = std::string (*)(bool with_patch);
+
+constexpr const char* kCreateFromStringSymbol =
+    "_ZN7rocksdb12FilterPolicy16CreateFromStringERKNS_13ConfigOptionsERKNSt7__"
+    "cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPSt10shared_ptrIKS0_E";
+constexpr const char* kVersionSymbol =
+    "_ZN7rocksdb23GetRocksVersionAsStringB5cxx11Eb";
+constexpr const char* kBuiltFor = "6.29.";
+
+// The RocksDB a caller belongs to.
+struct CallerRocksDb {
+  CreateFromStringFunction create_from_string = nullptr;  // its own
+  bool answer_cuckoo = false;  // its version is the one built for
+};
+
+// Looks `symbol` up in the object holding `address`, else in RTLD_NEXT's
+// scope.
+void* LookUp(const void* address, const char* symbol) {
+  void* found = nullptr;
+  Dl_info info;
+  if (dladdr(address, &info) != 0 && info.dli_fname != nullptr) {
+    void* handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (handle != nullptr) {
+      found = dlsym(handle, symbol);
+      dlclose(handle);  // RTLD_NOLOAD counted a reference
+    }
+  }
+  return found != nullptr ? found : dlsym(RTLD_NEXT, symbol);
+}
+
+CallerRocksDb Resolve(const void* caller) {
+  CallerRocksDb rocksdb;
+  void* create = LookUp(caller, kCreateFromStringSymbol);
+  // Never this preload's own definition.
+  if (create != reinterpret_cast<void*>(&rdb::FilterPolicy::CreateFromString)) {
+    rocksdb.create_from_string =
+        reinterpret_cast<CreateFromStringFunction>(create);
+  }
+  const auto version =
+      reinterpret_cast<VersionFunction>(LookUp(caller, kVersionSymbol));
+  const std::string found = version != nullptr ? version(true) : "unknown";
+  rocksdb.answer_cuckoo =
+      rocksdb.create_from_string != nullptr &&
+      found.compare(0, std::string(kBuiltFor).size(), kBuiltFor) == 0;
+  if (!rocksdb.answer_cuckoo) {
+    Dl_info info;
+    const char* object = dladdr(caller, &info) != 0 && info.dli_fname
+                             ? info.dli_fname
+                             : "the caller";
+    std::fprintf(stderr,
+                 "rocksdb-cuckoo (MyRocks preload): the RocksDB in %s is %s, "
+                 "not the %sx it was built for%s: it answers no filter "
+                 "policy there\n",
+                 object, found.c_str(), kBuiltFor,
+                 rocksdb.create_from_string == nullptr
+                     ? ", or its CreateFromString is not found"
+                     : "");
+  }
+  return rocksdb;
+}
+
+// Once per calling object.
+CallerRocksDb CallerOf(const void* caller) {
+  static std::mutex mutex;
+  static std::map<std::string, CallerRocksDb>* known =
+      new std::map<std::string, CallerRocksDb>();
+  Dl_info info;
+  const std::string object = dladdr(caller, &info) != 0 && info.dli_fname
+                                 ? info.dli_fname
+                                 : std::string();
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = known->find(object);
+  if (it == known->end()) it = known->emplace(object, Resolve(caller)).first;
+  return it->second;
+}
+
+// Whether `value` names this policy: "cuckoofilter[:...]", the forms of the
+// plugin's options strings, or "rocksdb_cuckoo.Cuckoo", the name 6.29's
+// OPTIONS files store (the policy's Name()), which comes back with default
+// options when MyRocks checks a restarted DB's OPTIONS file.
+bool NamesCuckoo(const std::string& value) {
+  const std::string name = CuckooFilterPolicy::kClassName();
+  return value == CuckooFilterPolicy::kCompatibilityName() || value == name ||
+         value.compare(0, name.size() + 1, name + ":") == 0;
+}
+
+rdb::Status CreateCuckoo(const std::string& value,
+                         std::shared_ptr<const rdb::FilterPolicy>* policy) {
+  CuckooFilterPolicyOptions options;
+  std::string problem;
+  if (value != CuckooFilterPolicy::kCompatibilityName() &&
+      !rocksdb_cuckoo::ParseCuckooFilterId(value, &options, &problem)) {
+    std::fprintf(stderr, "rocksdb-cuckoo (MyRocks preload): %s\n",
+                 problem.c_str());
+    // 6.29 builds a status with a message out of line: the message went
+    // to the log above.
+    return rdb::Status::InvalidArgument();
+  }
+  policy->reset(new CuckooFilterPolicy(options));
+  return rdb::Status::OK();
+}
+
+}  // namespace
+
+namespace ROCKSDB_NAMESPACE {
+
+// Nothing may throw into RocksDB: a failure to answer is an error status.
+Status FilterPolicy::CreateFromString(
+    const ConfigOptions& options, const std::string& value,
+    std::shared_ptr<const FilterPolicy>* policy) {
+  try {
+    const CallerRocksDb caller = CallerOf(__builtin_return_address(0));
+    if (caller.answer_cuckoo && NamesCuckoo(value)) {
+      return CreateCuckoo(value, policy);
+    }
+    if (caller.create_from_string == nullptr) return Status::NotSupported();
+    return caller.create_from_string(options, value, policy);
+  } catch (...) {
+    std::fprintf(stderr,
+                 "rocksdb-cuckoo (MyRocks preload): cannot parse the filter "
+                 "policy '%s' (out of memory)\n",
+                 value.c_str());
+    return Status::MemoryLimit();
+  }
+}
+
+}  // namespace ROCKSDB_NAMESPACE
