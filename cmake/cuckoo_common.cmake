@@ -45,7 +45,7 @@ function(cuckoo_fetch var script folder description hint)
                   OUTPUT_VARIABLE fetched OUTPUT_STRIP_TRAILING_WHITESPACE
                   RESULT_VARIABLE result)
   if(NOT result EQUAL 0)
-    message(FATAL_ERROR "Could not fetch ${description}; ${hint}")
+    message(FATAL_ERROR "Could not fetch ${var} (${description}); ${hint}")
   endif()
   set(${var} "${fetched}" CACHE PATH "${description}" FORCE)
 endfunction()

@@ -59,45 +59,52 @@ struct CallerRocksDb {
   bool answer_cuckoo = false;  // its version is the one built for
 };
 
-// Looks `symbol` up in the object holding `address`, else in RTLD_NEXT's
-// scope.
-void* LookUp(const void* address, const char* symbol) {
-  void* found = nullptr;
+// The object holding `address`, by its file name ("" when unknown).
+std::string ObjectOf(const void* address) {
   Dl_info info;
-  if (dladdr(address, &info) != 0 && info.dli_fname != nullptr) {
-    void* handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  return dladdr(address, &info) != 0 && info.dli_fname != nullptr
+             ? info.dli_fname
+             : std::string();
+}
+
+// The caller's RocksDB: both symbols from the calling object when it
+// defines CreateFromString, else both from RTLD_NEXT's scope. The object
+// is pinned (RTLD_NODELETE), since the function found is kept.
+CallerRocksDb Resolve(const std::string& object) {
+  void* create = nullptr;
+  void* version = nullptr;
+  if (!object.empty()) {
+    void* handle =
+        dlopen(object.c_str(), RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
     if (handle != nullptr) {
-      found = dlsym(handle, symbol);
+      create = dlsym(handle, kCreateFromStringSymbol);
+      version = dlsym(handle, kVersionSymbol);
       dlclose(handle);  // RTLD_NOLOAD counted a reference
     }
   }
-  return found != nullptr ? found : dlsym(RTLD_NEXT, symbol);
-}
-
-CallerRocksDb Resolve(const void* caller) {
+  if (create == nullptr) {
+    create = dlsym(RTLD_NEXT, kCreateFromStringSymbol);
+    version = dlsym(RTLD_NEXT, kVersionSymbol);
+  }
   CallerRocksDb rocksdb;
-  void* create = LookUp(caller, kCreateFromStringSymbol);
   // Never this preload's own definition.
   if (create != reinterpret_cast<void*>(&rdb::FilterPolicy::CreateFromString)) {
     rocksdb.create_from_string =
         reinterpret_cast<CreateFromStringFunction>(create);
   }
-  const auto version =
-      reinterpret_cast<VersionFunction>(LookUp(caller, kVersionSymbol));
-  const std::string found = version != nullptr ? version(true) : "unknown";
+  const std::string found =
+      version != nullptr ? reinterpret_cast<VersionFunction>(version)(true)
+                         : "unknown";
   rocksdb.answer_cuckoo =
       rocksdb.create_from_string != nullptr &&
       found.compare(0, std::string(kBuiltFor).size(), kBuiltFor) == 0;
   if (!rocksdb.answer_cuckoo) {
-    Dl_info info;
-    const char* object = dladdr(caller, &info) != 0 && info.dli_fname
-                             ? info.dli_fname
-                             : "the caller";
     std::fprintf(stderr,
                  "rocksdb-cuckoo (MyRocks preload): the RocksDB in %s is %s, "
                  "not the %sx it was built for%s: it answers no filter "
                  "policy there\n",
-                 object, found.c_str(), kBuiltFor,
+                 object.empty() ? "the caller" : object.c_str(), found.c_str(),
+                 kBuiltFor,
                  rocksdb.create_from_string == nullptr
                      ? ", or its CreateFromString is not found"
                      : "");
@@ -105,19 +112,21 @@ CallerRocksDb Resolve(const void* caller) {
   return rocksdb;
 }
 
-// Once per calling object.
+// Once per calling object. Resolved outside the lock: it enters the
+// dynamic loader and the caller's RocksDB.
 CallerRocksDb CallerOf(const void* caller) {
   static std::mutex mutex;
   static std::map<std::string, CallerRocksDb>* known =
       new std::map<std::string, CallerRocksDb>();
-  Dl_info info;
-  const std::string object = dladdr(caller, &info) != 0 && info.dli_fname
-                                 ? info.dli_fname
-                                 : std::string();
+  const std::string object = ObjectOf(caller);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto it = known->find(object);
+    if (it != known->end()) return it->second;
+  }
+  const CallerRocksDb resolved = Resolve(object);
   const std::lock_guard<std::mutex> lock(mutex);
-  auto it = known->find(object);
-  if (it == known->end()) it = known->emplace(object, Resolve(caller)).first;
-  return it->second;
+  return known->emplace(object, resolved).first->second;
 }
 
 // Whether `value` names this policy: "cuckoofilter[:...]", the forms of the

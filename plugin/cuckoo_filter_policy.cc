@@ -101,6 +101,10 @@ bool ParseCuckooFilterId(const std::string& id,
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
+  if (fields[0] != CuckooFilterPolicy::kClassName()) {
+    *errmsg = "'" + id + "' does not name " + CuckooFilterPolicy::kClassName();
+    return false;
+  }
   const auto number = [&](const std::string& text, const char* what,
                           double* value) {
     char* end = nullptr;

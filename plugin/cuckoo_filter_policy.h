@@ -162,7 +162,8 @@ class CuckooFilterPolicy : public ROCKSDB_NAMESPACE::FilterPolicy {
 
 // Reads "cuckoofilter[:<bits_per_key>[:<level_budgets>[:<multiplier>]]]"
 // (GetId's forms) into *options, and checks them; false with *errmsg when
-// a field is malformed or a value is not allowed.
+// the id names another policy, a field is malformed or a value is not
+// allowed.
 bool ParseCuckooFilterId(const std::string& id,
                          CuckooFilterPolicyOptions* options,
                          std::string* errmsg);

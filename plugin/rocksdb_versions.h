@@ -37,6 +37,8 @@
 #define ROCKSDB_CUCKOO_LEGACY_6_29 1
 #elif !ROCKSDB_CUCKOO_VERSION_AT_LEAST(7, 8)
 #error "rocksdb-cuckoo needs RocksDB 7.8 or later (or MyRocks' 6.29)"
+#else
+#define ROCKSDB_CUCKOO_LEGACY_6_29 0
 #endif
 
 // `override` on Finish(buf, status) and MaybePostVerify where they exist.

@@ -53,7 +53,7 @@ done
 mariadb_install_packages myrocks sysbench cmake g++ libxxhash-dev libgtest-dev
 build_dir=$repo_root/build-myrocks
 log "building the MyRocks preload in $build_dir"
-cmake -S "$repo_root/myrocks" -B "$build_dir" -DCUCKOO_BUILD_TESTS=OFF \
+cmake -S "$repo_root/myrocks" -B "$build_dir" \
   ${cuckoo_ccache:+-DCMAKE_CXX_COMPILER_LAUNCHER=$cuckoo_ccache} >&2
 cmake --build "$build_dir" -j2 >&2
 preload=$build_dir/librocksdb_cuckoo_myrocks.so

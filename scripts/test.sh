@@ -91,10 +91,10 @@ if [ -n "${with_myrocks:-}" ]; then
   source "$repo_root/scripts/lib/mariadb.sh"
   mariadb_install_packages test
   build_dir=${BUILD_DIR:-$repo_root/build-myrocks}
-  cmake -S "$repo_root/myrocks" -B "$build_dir" \
+  cmake -S "$repo_root/myrocks" -B "$build_dir" -DCUCKOO_BUILD_TESTS=ON \
     ${cuckoo_ccache:+-DCMAKE_CXX_COMPILER_LAUNCHER=$cuckoo_ccache} >&2
   cmake --build "$build_dir" -j2 >&2
-  exec ctest --test-dir "$build_dir" --output-on-failure -j2
+  exec ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -j2
 fi
 if [ -n "${with_tsan_rocksdb:-}" ]; then
   tsan_rocksdb=$("$repo_root/scripts/build-rocksdb.sh" --tsan)

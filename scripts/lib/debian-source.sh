@@ -115,8 +115,8 @@ debian_mirror() {
 
 # debian_pinned_tarball PACKAGE UPSTREAM NAME SUMS: the upstream tarball NAME
 # of Debian's source package PACKAGE, checked against the sha256 that the
-# file SUMS pins for NAME; kept in the download cache, and downloaded again
-# once when the kept copy does not match. Prints its path; dies (common.sh)
+# file SUMS pins for NAME; kept in the download cache, and downloaded (at
+# most twice) when no copy there matches. Prints its path; dies (common.sh)
 # when SUMS pins no NAME or Debian's tarball does not match.
 debian_pinned_tarball() {
   local package=$1 upstream=$2 name=$3 sums=$4
@@ -126,7 +126,7 @@ debian_pinned_tarball() {
   downloads=${XDG_CACHE_HOME:-$HOME/.cache}/rocksdb-cuckoo/downloads
   mkdir -p "$downloads"
   tarball=$downloads/$name
-  for attempt in 1 2; do
+  for attempt in 1 2 3; do
     if (cd "$downloads" && echo "$sha  $name" | sha256sum --check --quiet - >/dev/null 2>&1); then
       echo "$tarball"
       return 0
@@ -135,7 +135,7 @@ debian_pinned_tarball() {
       log "$name does not match its pinned sha256 $sha: deleted"
       rm -f "$tarball"
     fi
-    [ "$attempt" = 1 ] || break
+    [ "$attempt" != 3 ] || break
     debian_source_download "$package" "$upstream" "" "$tarball" "$downloads/apt" ||
       die "no $package $upstream source from Debian"
   done

@@ -67,7 +67,8 @@ mariadb_start() {
   echo $! >"$dir/server.pid"
   local waited
   for waited in $(seq 600); do
-    mariadb -S "$dir/sock" -uroot -e "select 1" >/dev/null 2>&1 && return 0
+    mariadb -S "$dir/sock" -uroot --connect-timeout=2 -e "select 1" \
+      >/dev/null 2>&1 && return 0
     kill -0 "$(cat "$dir/server.pid")" 2>/dev/null || return 1
     sleep 0.1
   done
@@ -77,7 +78,8 @@ mariadb_start() {
 mariadb_sql() {
   local dir=$1
   shift
-  mariadb -S "$dir/sock" -uroot --batch --skip-column-names -e "$*"
+  mariadb -S "$dir/sock" -uroot --connect-timeout=10 --batch \
+    --skip-column-names -e "$*"
 }
 
 # Whether the ROCKSDB engine is loaded and usable.
@@ -92,7 +94,8 @@ mariadb_stop() {
   pid=$(cat "$dir/server.pid")
   rm -f "$dir/server.pid"
   kill -0 "$pid" 2>/dev/null || return 0
-  mariadb-admin -S "$dir/sock" -uroot shutdown >/dev/null 2>&1 ||
+  timeout 40 mariadb-admin -S "$dir/sock" -uroot --connect-timeout=2 \
+    --shutdown-timeout=30 shutdown >/dev/null 2>&1 ||
     kill -TERM "$pid" 2>/dev/null || true
   for waited in $(seq 300); do
     kill -0 "$pid" 2>/dev/null || return 0

@@ -5,12 +5,13 @@
 # SST file gets the plugin's filter block; every stored row is found by a
 # full count and by per-row primary-key lookups, and the absent rows' lookups
 # are answered by the filter (Rocksdb_bloom_filter_useful); so again after a
-# restart, which reads the policy back from the OPTIONS file; with
-# bloomfilter:10:false the preload hands the name to MyRocks' own parser; a
+# restart, which reads the policy back from the OPTIONS file; a
 # malformed cuckoofilter option keeps the engine out and says why in the
-# error log; without the preload the option keeps the engine out; without
-# both, the rows read, without a filter; and bloomfilter without the preload
-# takes over once the files are compacted.
+# error log; without the preload the option keeps the engine out; from the
+# OPTIONS file that names the cuckoo filter, without both the rows read,
+# without a filter, and (on a copy of the data) bloomfilter without the
+# preload takes over once the files are compacted; with the preload,
+# bloomfilter goes to MyRocks' own parser.
 #
 # usage: tests/myrocks/myrocks_test.sh PRELOAD [ROWS]
 #   PRELOAD  librocksdb_cuckoo_myrocks.so (build-myrocks/)
@@ -26,8 +27,10 @@ command -v mariadbd >/dev/null && [ -f "$mariadb_plugin_dir/ha_rocksdb.so" ] ||
   die "needs Debian's mariadb-server and mariadb-plugin-rocksdb" \
     "(scripts/test.sh --myrocks installs them)"
 
-dir=$(mktemp -d)
-trap 'mariadb_stop "$dir"; rm -rf "$dir"' EXIT
+# Two server folders: the second starts from a copy of the first's data.
+work=$(mktemp -d)
+trap 'mariadb_stop "$work/a"; mariadb_stop "$work/b"; rm -rf "$work"' EXIT
+dir=$work/a
 cuckoo=block_based_table_factory={filter_policy=cuckoofilter:10}
 bloom=block_based_table_factory={filter_policy=bloomfilter:10:false}
 failures=0
@@ -97,11 +100,6 @@ start "$cuckoo" "$preload"
 check_rows " after a restart" all
 
 mariadb_stop "$dir"
-start "$bloom" "$preload"
-check "MyRocks' own policy through the preload" rocksdb.BuiltinBloomFilter "$(policy)"
-check_rows " with bloomfilter, its filters not yet written" none
-
-mariadb_stop "$dir"
 start "block_based_table_factory={filter_policy=cuckoofilter:ten}" "$preload"
 check "the engine with a malformed cuckoofilter option" no \
   "$(mariadb_rocksdb_loaded "$dir" && echo yes || echo no)"
@@ -114,11 +112,19 @@ start "$cuckoo" ""
 check "the engine with the option and without the preload" no \
   "$(mariadb_rocksdb_loaded "$dir" && echo yes || echo no)"
 
+# The newest OPTIONS file still names rocksdb_cuckoo.Cuckoo: each way out
+# starts from it.
 mariadb_stop "$dir"
+newest_options=$(ls "$dir"/data/\#rocksdb/OPTIONS-* | sort -t- -k2n | tail -n 1)
+check "the policy in the newest OPTIONS file" yes \
+  "$(grep -q 'filter_policy=rocksdb_cuckoo\.Cuckoo' "$newest_options" && echo yes || echo no)"
+mkdir -p "$work/b"
+cp -a "$work/a/data" "$work/b/data"
 start "" ""
 check_rows " without the preload and the option" none
 
 mariadb_stop "$dir"
+dir=$work/b
 start "$bloom" ""
 mariadb_sql "$dir" "set global rocksdb_compact_cf = 'default'"
 check "the SST files' filter policy back on Bloom without the preload" \
@@ -126,6 +132,11 @@ check "the SST files' filter policy back on Bloom without the preload" \
     from information_schema.ROCKSDB_SST_PROPS where column_family = 0 and \
     filter_block_size > 0")"
 check_rows " back on Bloom, compacted" all
+
+mariadb_stop "$dir"
+start "$bloom" "$preload"
+check "MyRocks' own policy through the preload" rocksdb.BuiltinBloomFilter "$(policy)"
+check_rows " on Bloom through the preload" all
 
 if [ "$failures" -ne 0 ]; then
   tail -n 20 "$dir/err.log" >&2

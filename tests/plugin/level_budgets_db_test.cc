@@ -112,6 +112,29 @@ TEST(LevelBudgetsOptionsTest, BadValuesAreRefusedByName) {
   }
 }
 
+// The parser the MyRocks preload calls directly (myrocks/): the id forms,
+// checked, and no other policy's name.
+TEST(LevelBudgetsOptionsTest, ParseCuckooFilterIdReadsOnlyItsOwnForms) {
+  CuckooFilterPolicyOptions options;
+  std::string problem;
+  EXPECT_TRUE(
+      ParseCuckooFilterId("cuckoofilter:12:monkey:8", &options, &problem));
+  EXPECT_EQ(options.bits_per_key, 12.0);
+  EXPECT_EQ(options.level_budgets, "monkey");
+  EXPECT_EQ(options.max_bytes_for_level_multiplier, 8.0);
+  for (const char* other : {"bloomfilter:10:false", "cuckoofilterx:10",
+                            "rocksdb_cuckoo.Cuckoo", ""}) {
+    SCOPED_TRACE(other);
+    CuckooFilterPolicyOptions untouched;
+    EXPECT_FALSE(ParseCuckooFilterId(other, &untouched, &problem));
+    EXPECT_NE(problem.find("does not name cuckoofilter"), std::string::npos)
+        << problem;
+    EXPECT_EQ(untouched.bits_per_key, kDefaultBitsPerKey);
+  }
+  EXPECT_FALSE(ParseCuckooFilterId("cuckoofilter:3", &options, &problem));
+  EXPECT_NE(problem.find("outside the allowed range"), std::string::npos);
+}
+
 // The filters' entries weigh the levels: once a level's filters have held
 // each key's prefix beside it (two entries a key), its next filter gets the
 // budget of a level of twice the entries per key, not of one.
