@@ -31,12 +31,16 @@ mariadb_install_packages() {
     die "no $mariadb_plugin_dir/ha_rocksdb.so (Debian's mariadb-plugin-rocksdb)"
 }
 
+# --force: where the host's name does not resolve (a minimal root file
+# system, a container), mariadb-install-db otherwise stops before writing
+# the system tables; the server is reached only through its socket, as
+# root@localhost, which needs no name.
 mariadb_init() {
   local dir=$1
   mkdir -p "$dir"
   rm -rf "$dir/data"
   mariadb-install-db --no-defaults --datadir="$dir/data" --user="$(id -un)" \
-    --auth-root-authentication-method=normal >"$dir/install.log" 2>&1 ||
+    --auth-root-authentication-method=normal --force >"$dir/install.log" 2>&1 ||
     die "mariadb-install-db failed: $dir/install.log"
 }
 
