@@ -50,7 +50,7 @@ for value in "$rows" "$repetitions" "$seconds" "$threads" "$bits"; do
   [[ "$value" =~ ^[1-9][0-9]*$ ]] || die "'$value' is not a positive integer; $usage"
 done
 
-mariadb_install_packages myrocks sysbench cmake g++ libxxhash-dev libgtest-dev
+mariadb_install_packages myrocks sysbench cmake g++ pkgconf libxxhash-dev
 build_dir=$repo_root/build-myrocks
 log "building the MyRocks preload in $build_dir"
 cmake -S "$repo_root/myrocks" -B "$build_dir" \
