@@ -5,9 +5,13 @@
 // later and Valkey: the API functions newer servers add (ACL categories)
 // are looked up at load time and used only where the server has them.
 #define CUCKOO_CF_DEFINES_MODULE_API
+#include <cstddef>
 #include <exception>
+#include <new>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "cf_commands.h"
 #include "cf_value.h"
@@ -110,6 +114,49 @@ void Digest(RedisModuleDigest* digest, void* value) {
 
 void Free(void* value) { delete static_cast<FilterValue*>(value); }
 
+// Active defragmentation (`activedefrag yes`, in a server built with the
+// allocator it needs): the server offers each of a value's allocations to
+// RedisModule_DefragAlloc, which copies it into a fuller part of the heap
+// when its own part is sparse, frees it and returns the copy, or returns
+// NULL. The filter's buffers are arrays of plain values, which a copy of
+// their bytes moves (RelocatableArray). The value's own object is not: it
+// is moved out to the stack, its storage offered as raw bytes, and moved
+// back into wherever the storage then is.
+struct DefragCounts {
+  unsigned long long values = 0;
+  unsigned long long buffers = 0;
+} defrag_moved;
+
+int Defrag(RedisModuleDefragCtx* ctx, RedisModuleString*, void** value) {
+  static_assert(std::is_nothrow_move_constructible_v<FilterValue>,
+                "nothing may throw between the value's two moves");
+  static_assert(alignof(FilterValue) <= alignof(std::max_align_t),
+                "the moved storage is aligned as the allocator aligns");
+  auto* old = static_cast<FilterValue*>(*value);
+  FilterValue held(std::move(*old));
+  old->~FilterValue();
+  void* storage = RedisModule_DefragAlloc(ctx, old);
+  defrag_moved.values += storage != nullptr;
+  auto* moved =
+      new (storage != nullptr ? storage : old) FilterValue(std::move(held));
+  *value = moved;
+  defrag_moved.buffers += static_cast<unsigned long long>(
+      moved->RelocateStorage([ctx](void* buffer) {
+        return RedisModule_DefragAlloc(ctx, buffer);
+      }));
+  return 0;  // done with this value
+}
+
+// INFO cuckoocf_defrag: the allocations Defrag moved since the module was
+// loaded.
+void Info(RedisModuleInfoCtx* ctx, int) {
+  if (RedisModule_InfoAddSection(ctx, "defrag") == REDISMODULE_ERR) return;
+  RedisModule_InfoAddFieldULongLong(ctx, "defrag_values_moved",
+                                    defrag_moved.values);
+  RedisModule_InfoAddFieldULongLong(ctx, "defrag_buffers_moved",
+                                    defrag_moved.buffers);
+}
+
 void* Copy(RedisModuleString*, RedisModuleString*, const void* value) {
   try {
     return new FilterValue(*static_cast<const FilterValue*>(value));
@@ -190,9 +237,14 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(
   methods.digest = cuckoo_cf::Digest;
   methods.free = cuckoo_cf::Free;
   methods.copy = cuckoo_cf::Copy;
+  // Every server the module loads in has both (Redis 6.2 and later).
+  if (RedisModule_DefragAlloc != nullptr) methods.defrag = cuckoo_cf::Defrag;
   RedisModuleType* type = RedisModule_CreateDataType(
       ctx, "cuckoo-CF", cuckoo_cf::kEncodingVersion, &methods);
   if (type == nullptr) return REDISMODULE_ERR;
   cuckoo_cf::SetFilterType(type);
+  if (RedisModule_RegisterInfoFunc(ctx, cuckoo_cf::Info) == REDISMODULE_ERR) {
+    return REDISMODULE_ERR;
+  }
   return cuckoo_cf::RegisterCommands(ctx);
 }

@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,36 @@ inline constexpr size_t kChunkPayloadBytes = size_t{16} << 20;
 
 uint64_t HashItem(const cuckoo::CuckooFilter& filter, const char* data,
                   size_t size);
+
+// The loader of a value still loading, on the heap and copied with the
+// value. Held inline, its hash state (aligned to 64 bytes) would make every
+// value over-aligned, which the server's allocator and its active
+// defragmentation do not serve (cf_module.cc, Defrag).
+class HeapLoader {
+ public:
+  HeapLoader() = default;
+  HeapLoader(const HeapLoader& other)
+      : loader_(other.loader_ == nullptr
+                    ? nullptr
+                    : std::make_unique<cuckoo::CuckooFilterChunkLoader>(
+                          *other.loader_)) {}
+  HeapLoader& operator=(const HeapLoader& other) {
+    HeapLoader copy(other);
+    loader_.swap(copy.loader_);
+    return *this;
+  }
+  HeapLoader(HeapLoader&&) noexcept = default;
+  HeapLoader& operator=(HeapLoader&&) noexcept = default;
+
+  void emplace(uint64_t max_bytes) {
+    loader_ = std::make_unique<cuckoo::CuckooFilterChunkLoader>(max_bytes);
+  }
+  void reset() { loader_.reset(); }
+  cuckoo::CuckooFilterChunkLoader* operator->() { return loader_.get(); }
+
+ private:
+  std::unique_ptr<cuckoo::CuckooFilterChunkLoader> loader_;
+};
 
 class FilterValue {
  public:
@@ -95,6 +126,14 @@ class FilterValue {
   // filter and makes the value ready. On any error (*error set) the value
   // is as it was.
   bool LoadChunk(const std::string& chunk, std::string* error);
+
+  // Hands the filter's heap allocations to a memory defragmenter
+  // (CuckooFilter::RelocateStorage); returns how many moved. A value still
+  // loading keeps its chunks where they are.
+  template <typename Move>
+  int RelocateStorage(Move&& move) {
+    return filter_.has_value() ? filter_->RelocateStorage(move) : 0;
+  }
 
   // Bytes held, for MEMORY USAGE and CF.INFO's "Size": the filter's table
   // and stash, and its walk's log (CuckooFilter::WalkLogBytes).
@@ -141,7 +180,7 @@ class FilterValue {
   mutable std::optional<uint64_t> dump_checksum_;
   // A load in progress: the chunks so far, and the loader they fed.
   std::vector<std::string> chunks_;
-  std::optional<cuckoo::CuckooFilterChunkLoader> loader_;
+  HeapLoader loader_;
 };
 
 // A FilterValue rebuilt from the buffers of its ForEachRecordBuffer, given

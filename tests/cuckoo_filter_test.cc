@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <map>
+
 #include "cuckoo/cuckoo_filter_serialization.h"
 #include "cuckoo/sizing.h"
 #include "test_util.h"
@@ -602,12 +605,58 @@ TEST(CuckooFilterRestoreTest, AFiltersOwnPartsMakeTheSameFilter) {
                                      FilterAndKeys{&grown, &grown_keys}}) {
     std::string error;
     std::optional<CuckooFilter> back = CuckooFilter::Restore(
-        filter->options(), filter->Growths(), filter->table(), filter->stash(),
+        filter->options(), filter->Growths(), filter->table(),
+        std::vector<StashEntry>(filter->stash().begin(), filter->stash().end()),
         filter->history(), &error);
     ASSERT_TRUE(back.has_value()) << error;
     EXPECT_EQ(SerializeCuckooFilter(*back), SerializeCuckooFilter(*filter));
     for (uint64_t key : *keys) ASSERT_EQ(back->Count(key), filter->Count(key));
   }
+}
+
+// A defragmenter moves the table, the stash and the walk log: the filter
+// answers from the new storage as before and keeps working; one that moves
+// nothing changes nothing. (Under ASan, any use of the old storage fails.)
+TEST(CuckooFilterRelocateTest, MovedStorageKeepsEveryKey) {
+  std::vector<uint64_t> stored;
+  CuckooFilter filter = FilterWithStashed(3, &stored);
+  const FilterState& state = filter.state();
+  ASSERT_GT(state.walk_log.capacity(), 0u);
+  const std::map<const void*, size_t> sizes = {
+      {state.table.bytes().data(), state.table.bytes().capacity()},
+      {state.stash.data(), state.stash.capacity() * sizeof(StashEntry)},
+      {state.walk_log.data(), state.walk_log.capacity() * sizeof(KickStep)}};
+  const std::vector<uint8_t> before = SerializeCuckooFilter(filter);
+  auto leave = [](void*) -> void* { return nullptr; };
+  EXPECT_EQ(filter.RelocateStorage(leave), 0);
+  // The old storage is freed at the end, so that no new one takes its place.
+  std::vector<void*> old_storage;
+  auto move = [&](void* old) -> void* {
+    const size_t size = sizes.at(old);
+    void* moved = ::operator new(size);
+    std::memcpy(moved, old, size);
+    old_storage.push_back(old);
+    return moved;
+  };
+  const int moved = filter.RelocateStorage(move);
+  for (void* old : old_storage) ::operator delete(old);
+  ASSERT_EQ(moved, 3);
+  EXPECT_EQ(sizes.count(state.table.bytes().data()) +
+                sizes.count(state.stash.data()) +
+                sizes.count(state.walk_log.data()),
+            0u);
+  EXPECT_EQ(filter.table().view().data(), filter.table().bytes().data());
+  EXPECT_EQ(SerializeCuckooFilter(filter), before);
+  for (uint64_t key : stored) ASSERT_TRUE(filter.Contains(key));
+  // Walks (through the moved walk log) and the stash still work.
+  HashStream stream(77);
+  while (filter.Stats().stash_size < 8) {
+    const uint64_t key = stream.Next();
+    if (filter.Insert(key) == InsertResult::kOk) stored.push_back(key);
+  }
+  for (uint64_t key : stored) ASSERT_TRUE(filter.Contains(key));
+  for (uint64_t key : stored) ASSERT_TRUE(filter.Erase(key));
+  EXPECT_EQ(filter.Size(), 0u);
 }
 
 // Parts that no filter has are refused with a reason, and nothing throws.
@@ -626,7 +675,8 @@ TEST(CuckooFilterRestoreTest, RefusesPartsNoFilterHas) {
       };
   const CuckooFilterOptions& options = filter.options();
   const BucketTable& table = filter.table();
-  const std::vector<StashEntry>& stash = filter.stash();
+  const std::vector<StashEntry> stash(filter.stash().begin(),
+                                      filter.stash().end());
   ASSERT_EQ(stash.size(), 3u);
   CuckooFilterHistory history = filter.history();
   history.items += 1;

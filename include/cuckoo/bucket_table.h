@@ -9,11 +9,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
+#include <utility>
 
 #include "cuckoo/bucket_codec.h"
 #include "cuckoo/bucket_layout.h"
 #include "cuckoo/hashing.h"
+#include "cuckoo/relocatable_array.h"
 
 namespace cuckoo {
 
@@ -135,7 +136,7 @@ class BucketTable {
     }
     return *this;
   }
-  // Moving a std::vector keeps its buffer, so the view stays valid.
+  // Moving the array keeps its storage, so the view stays valid.
   BucketTable(BucketTable&&) noexcept = default;
   BucketTable& operator=(BucketTable&&) noexcept = default;
 
@@ -143,8 +144,16 @@ class BucketTable {
   const BucketLayout& layout() const { return view_.layout(); }
   uint32_t num_buckets() const { return view_.num_buckets(); }
   // Data and padding, as stored.
-  const std::vector<uint8_t>& bytes() const { return bytes_; }
-  std::vector<uint8_t>& mutable_bytes() { return bytes_; }
+  const RelocatableArray<uint8_t>& bytes() const { return bytes_; }
+  RelocatableArray<uint8_t>& mutable_bytes() { return bytes_; }
+
+  // Hands the bytes to a defragmenter (RelocatableArray::Relocate).
+  template <typename Move>
+  bool Relocate(Move&& move) {
+    if (!bytes_.Relocate(std::forward<Move>(move))) return false;
+    view_ = BucketTableView(layout(), num_buckets(), bytes_.data());
+    return true;
+  }
 
   void Clear() { std::fill(bytes_.begin(), bytes_.end(), 0); }
 
@@ -162,7 +171,7 @@ class BucketTable {
   }
 
  private:
-  std::vector<uint8_t> bytes_;
+  RelocatableArray<uint8_t> bytes_;
   BucketTableView view_;
 };
 

@@ -144,7 +144,8 @@ class CuckooFilter {
     }
     CuckooFilter filter(HashingAfter(options, table.num_buckets(), growths),
                         options, std::move(table));
-    filter.state_.stash = std::move(stash);
+    filter.state_.stash =
+        RelocatableArray<StashEntry>(stash.data(), stash.data() + stash.size());
     filter.state_.history = history;
     return filter;
   }
@@ -173,7 +174,7 @@ class CuckooFilter {
   // and the history.
   const GrowableHashing& hashing() const { return state_.hashing; }
   const BucketTable& table() const { return state_.table; }
-  const std::vector<StashEntry>& stash() const { return state_.stash; }
+  const RelocatableArray<StashEntry>& stash() const { return state_.stash; }
   const CuckooFilterHistory& history() const { return state_.history; }
   // All of it, for the core's operations (VisitOperations).
   const FilterState& state() const { return state_; }
@@ -316,6 +317,16 @@ class CuckooFilter {
     return Size() == 0 ? 0.0
                        : 8.0 * static_cast<double>(SizeInBytes()) /
                              static_cast<double>(Size());
+  }
+
+  // Hands each heap allocation of the filter (its table, stash and walk log)
+  // to a memory defragmenter: `move` takes an allocation's address and
+  // returns where it copied it to, having freed it, or nullptr when it
+  // leaves it (RelocatableArray::Relocate). Returns how many moved. Not
+  // while another thread uses the filter.
+  template <typename Move>
+  int RelocateStorage(Move&& move) {
+    return state_.Relocate(move);
   }
 
   // Empties the filter; it keeps its size, grown or not.
@@ -518,7 +529,7 @@ class CuckooFilter {
     if (!problem.empty()) return problem;
     const GrowableHashing hashing =
         HashingAfter(options, table.num_buckets(), growths);
-    const std::vector<uint8_t>& bytes = table.bytes();
+    const RelocatableArray<uint8_t>& bytes = table.bytes();
     if (!(table.layout() == SlotLayout(options, hashing)) ||
         bytes.size() != TableDataBytes(table.layout(), table.num_buckets()) +
                             kTablePaddingBytes) {

@@ -334,7 +334,7 @@ class CuckooFilterLoader {
 
   size_t TakeTable(const uint8_t* data, size_t size) {
     const uint64_t offset = loaded_ - head_bytes_;
-    std::vector<uint8_t>& bytes = table_->mutable_bytes();
+    RelocatableArray<uint8_t>& bytes = table_->mutable_bytes();
     const size_t taken =
         static_cast<size_t>(std::min<uint64_t>(size, bytes.size() - offset));
     std::memcpy(bytes.data() + offset, data, taken);
@@ -422,7 +422,7 @@ class CuckooFilterDumper {
   // the table (the filter's own bytes, not a copy) and the checksum.
   template <typename Emit>
   void ForEachPart(Emit&& emit) const {
-    const std::vector<uint8_t>& table = filter_.table().bytes();
+    const RelocatableArray<uint8_t>& table = filter_.table().bytes();
     emit(head_.data(), head_.size());
     emit(table.data(), table.size());
     emit(checksum_.data(), checksum_.size());
@@ -432,7 +432,7 @@ class CuckooFilterDumper {
   // of its header, stash and table.
   static uint64_t ImageChecksum(const CuckooFilter& filter) {
     const std::vector<uint8_t> head = HeadOf(filter);
-    const std::vector<uint8_t>& table = filter.table().bytes();
+    const RelocatableArray<uint8_t>& table = filter.table().bytes();
     XXH3_state_t state;
     XXH3_64bits_reset(&state);
     XXH3_64bits_update(&state, head.data(), head.size());
@@ -480,7 +480,7 @@ class CuckooFilterDumper {
 
   // Copies bytes [offset, offset + size) of the serialized filter.
   void CopyImage(uint64_t offset, size_t size, uint8_t* out) const {
-    const std::vector<uint8_t>& table = filter_.table().bytes();
+    const RelocatableArray<uint8_t>& table = filter_.table().bytes();
     const uint8_t* parts[3] = {head_.data(), table.data(), checksum_.data()};
     const uint64_t sizes[3] = {head_.size(), table.size(), checksum_.size()};
     uint64_t part_begin = 0;

@@ -57,11 +57,11 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "cuckoo/cuckoo_filter_options.h"
 #include "cuckoo/hashing.h"
 #include "cuckoo/path_search.h"
+#include "cuckoo/relocatable_array.h"
 #include "cuckoo/table_types.h"
 
 namespace cuckoo {
@@ -107,13 +107,21 @@ struct KickStep {
 // read a random shard's each time.
 struct FilterState {
   GrowableHashing hashing;
-  std::vector<StashEntry> stash;
+  RelocatableArray<StashEntry> stash;
   BucketTable table;
   CuckooFilterOptions options;
   CuckooFilterHistory history;
   // The walk's log, for its undo; kept between walks, so that a walk
   // allocates nothing once the longest one has been seen.
-  std::vector<KickStep> walk_log;
+  RelocatableArray<KickStep> walk_log;
+
+  // Hands each heap allocation to a defragmenter
+  // (RelocatableArray::Relocate); returns how many it moved.
+  template <typename Move>
+  int Relocate(Move& move) {
+    return int{table.Relocate(move)} + int{stash.Relocate(move)} +
+           int{walk_log.Relocate(move)};
+  }
 
   // SplitMix64.
   uint64_t NextRandom() {
@@ -442,7 +450,7 @@ class FilterCore {
   // otherwise the walk is undone and this returns false.
   static bool InsertByRandomWalk(FilterState& state, uint32_t bucket,
                                  uint32_t fingerprint) {
-    std::vector<KickStep>& steps = state.walk_log;
+    RelocatableArray<KickStep>& steps = state.walk_log;
     steps.clear();
     uint32_t homeless = fingerprint;
     uint32_t current = bucket;
