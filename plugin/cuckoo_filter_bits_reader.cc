@@ -36,7 +36,7 @@ class CuckooFilterBitsReader : public FilterBitsReader {
 
   // The MultiGet path.
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
-    ProbeEach(
+    MayMatchEach(
         num_keys < 0 ? 0 : static_cast<size_t>(num_keys),
         [keys](size_t i) {
           return cuckoo::HashKey(keys[i]->data(), keys[i]->size());
@@ -47,7 +47,7 @@ class CuckooFilterBitsReader : public FilterBitsReader {
   // may_match[i] for hashes[i], a key's cuckoo::HashKey.
   void MayMatchHashes(size_t count, const uint64_t* hashes,
                       bool* may_match) const {
-    ProbeEach(
+    MayMatchEach(
         count, [hashes](size_t i) { return hashes[i]; }, may_match);
   }
 
@@ -55,7 +55,7 @@ class CuckooFilterBitsReader : public FilterBitsReader {
   // Locates every key from its hash and prefetches both of its buckets
   // before the first probe, so the cache misses overlap.
   template <typename HashOf>
-  void ProbeEach(size_t count, HashOf&& hash_of, bool* may_match) const {
+  void MayMatchEach(size_t count, HashOf&& hash_of, bool* may_match) const {
     cuckoo::LocatePrefetchProbe(
         count, [&](size_t i) { return Table::Locate(hashing_, hash_of(i)); },
         [&](const cuckoo::KeyPosition& position) {

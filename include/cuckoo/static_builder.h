@@ -270,14 +270,14 @@ inline constexpr bool kPackedWork = Codec::kSlots == 4 &&
 
 // The two checks of a key's buckets that every pass makes.
 template <typename Array>
-CUCKOO_ALWAYS_INLINE void PrefetchBoth(Array& slots, const KeyPosition& key) {
+CUCKOO_ALWAYS_INLINE void PrefetchAt(Array& slots, const KeyPosition& key) {
   slots.Prefetch(key.bucket);
   slots.Prefetch(key.alternate);
 }
 // True when one of the key's buckets already holds its fingerprint: one
 // entry serves both keys.
 template <typename Array>
-CUCKOO_ALWAYS_INLINE bool ContainsEither(Array& slots, const KeyPosition& key) {
+CUCKOO_ALWAYS_INLINE bool ContainsAt(Array& slots, const KeyPosition& key) {
   return slots.Contains(key.bucket, key.fingerprint) ||
          slots.Contains(key.alternate, key.fingerprint);
 }
@@ -347,7 +347,7 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
   auto ahead = hashes.begin();
   for (size_t i = 0; i < kPrefetchDistance && ahead != hashes.end(); ++i) {
     located[i] = Table::Locate(hashing, *ahead++);
-    PrefetchBoth(slots, located[i]);
+    PrefetchAt(slots, located[i]);
   }
   const size_t num_hashes = hashes.size();
   for (size_t index = 0; index < num_hashes; ++index) {
@@ -355,7 +355,7 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
     const KeyPosition key = slot_of_key;
     if (ahead != hashes.end()) {
       slot_of_key = Table::Locate(hashing, *ahead++);
-      PrefetchBoth(slots, slot_of_key);
+      PrefetchAt(slots, slot_of_key);
     }
     switch (slots.PlaceInEmptier(key)) {
       case GreedyStep::kShared:
@@ -395,7 +395,7 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
     uint64_t hash;
     while (count < kPrefetchDistance && next_left(&hash)) {
       located[count] = Table::Locate(hashing, hash);
-      PrefetchBoth(slots, located[count++]);
+      PrefetchAt(slots, located[count++]);
     }
     // Each bucket is queued at most once per search, and the search has no
     // bound on depth: a table filled to near its threshold may need long
@@ -413,10 +413,10 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
       if (next_left(&hash)) {
         KeyPosition& later = located[(first + count++) % kPrefetchDistance];
         later = Table::Locate(hashing, hash);
-        PrefetchBoth(slots, later);
+        PrefetchAt(slots, later);
       }
       // An earlier key of this pass may have placed the same entry.
-      if (ContainsEither(slots, key)) {
+      if (ContainsAt(slots, key)) {
         ++stats->shared_entries;
         continue;
       }

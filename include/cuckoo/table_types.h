@@ -88,7 +88,7 @@ struct TableOver : Mapping {
   }
   CUCKOO_ALWAYS_INLINE static bool Contains(const BucketTableView& table,
                                             const KeyPosition& position) {
-    return ProbeBoth(CodecOf(table), table.data(), position);
+    return ContainsWith(CodecOf(table), table.data(), position);
   }
   // Contains, and the prefetch of a key's two buckets, over the table's
   // bytes alone: for a compiled codec, which needs nothing else of the
@@ -96,7 +96,7 @@ struct TableOver : Mapping {
   CUCKOO_ALWAYS_INLINE static bool ContainsInBytes(
       const uint8_t* data, const KeyPosition& position) {
     static_assert(!std::is_same_v<Codec, AnyBucketCodec>);
-    return ProbeBoth(Codec{}, data, position);
+    return ContainsWith(Codec{}, data, position);
   }
   CUCKOO_ALWAYS_INLINE static void PrefetchInBytes(
       const uint8_t* data, const KeyPosition& position) {
@@ -145,9 +145,9 @@ struct TableOver : Mapping {
   // Both buckets' matches ORed before the one test, so that neither load
   // waits on a branch; 32-bit plain buckets in one lane test of the pair.
   template <typename AnyCodec>
-  CUCKOO_ALWAYS_INLINE static bool ProbeBoth(const AnyCodec& codec,
-                                             const uint8_t* data,
-                                             const KeyPosition& position) {
+  CUCKOO_ALWAYS_INLINE static bool ContainsWith(const AnyCodec& codec,
+                                                const uint8_t* data,
+                                                const KeyPosition& position) {
     if constexpr (kPairInOneWord<AnyCodec>) {
       return codec.MatchBitsOfPair(data, position.bucket, position.alternate,
                                    position.fingerprint) != 0;
