@@ -118,6 +118,45 @@ void LocatePrefetchProbe(size_t count, Locate&& locate, Prefetch&& prefetch,
   }
 }
 
+// Keys ahead of the one being stored whose buckets are being fetched.
+inline constexpr size_t kStoreAhead = 8;
+
+// The loop of the writes: the dynamic filter's batched insert and the
+// static build's passes. While key i is stored, both buckets of key
+// i + kStoreAhead are being fetched. A store reads and writes its buckets,
+// and its work waits for them in the core's out-of-order window; a window
+// of keys that slides keeps a steady number of fetches in flight, where
+// LocatePrefetchProbe's chunks start all of theirs before the first store
+// (slower for stores on tables larger than the caches). locate(i), called
+// once per key and in order, gives key i's position; prefetch(position)
+// fetches both of its buckets; store(i, position) handles the key, and
+// returns false to stop. Returns how many keys it handled.
+template <typename Locate, typename Prefetch, typename Store>
+CUCKOO_ALWAYS_INLINE size_t LocatePrefetchStore(size_t count, Locate&& locate,
+                                                Prefetch&& prefetch,
+                                                Store&& store) {
+  KeyPosition ahead[kStoreAhead];
+  const size_t first = std::min(count, kStoreAhead);
+  for (size_t i = 0; i < first; ++i) {
+    ahead[i] = locate(i);
+    prefetch(ahead[i]);
+  }
+  // Each key's slot of the window takes the key kStoreAhead after it, until
+  // the last ones.
+  size_t i = 0;
+  for (; i + kStoreAhead < count; ++i) {
+    KeyPosition& slot = ahead[i % kStoreAhead];
+    const KeyPosition position = slot;
+    slot = locate(i + kStoreAhead);
+    prefetch(slot);
+    if (!store(i, position)) return i + 1;
+  }
+  for (; i < count; ++i) {
+    if (!store(i, ahead[i % kStoreAhead])) return i + 1;
+  }
+  return count;
+}
+
 // A packed table that owns its bytes (data plus zero padding).
 class BucketTable {
  public:

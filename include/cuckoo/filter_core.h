@@ -296,48 +296,40 @@ class FilterCore {
 
   // Insert (with kIfAbsent, unless the state already matches the key) of
   // hash_of(i) for i in [0, count), in order. A key with no room is given
-  // to on_full(hash), whose result is the key's. results[i], when results
-  // is not null, is key i's result, and *stored counts the kOk ones. The
-  // state ends as those calls one by one would leave it. Returns how many
-  // keys it took: all, or fewer when on_full grew the table, after which
-  // the caller goes on with the grown table's core.
+  // to on_full(hash_of(i)) (hash_of is called again for it), whose result
+  // is the key's. results[i], when results is not null, is key i's result,
+  // and *stored counts the kOk ones. The state ends as those calls one by
+  // one would leave it. Returns how many keys it took: all, or fewer when
+  // on_full grew the table, after which the caller goes on with the grown
+  // table's core.
   //
-  // While key i is inserted, both buckets of key i + kInsertAhead are
-  // being fetched. One by one, the work an insert does with its bucket
-  // waits for the bucket in the core's out-of-order window; where that
-  // work is long (a semi-sorted bucket is decoded, sorted and encoded) it
-  // fills the window, the next insert's load cannot start, and on a table
-  // larger than the caches each insert waits for a whole miss of its own.
+  // The loop is LocatePrefetchStore's: one by one, the work an insert does
+  // with its bucket waits for the bucket in the core's out-of-order
+  // window; where that work is long (a semi-sorted bucket is decoded,
+  // sorted and encoded) it fills the window, the next insert's load cannot
+  // start, and on a table larger than the caches each insert waits for a
+  // whole miss of its own.
   template <bool kIfAbsent, typename HashOf, typename OnFull>
   static size_t InsertEach(FilterState& state, size_t count, HashOf&& hash_of,
                            OnFull&& on_full, InsertResult* results,
                            size_t* stored) {
-    uint64_t hashes[kInsertAhead];
-    KeyPosition positions[kInsertAhead];
-    const auto fetch = [&](size_t i) {
-      const size_t slot = i % kInsertAhead;
-      hashes[slot] = hash_of(i);
-      positions[slot] = Locate(state, hashes[slot]);
-      Table::Prefetch(state.table.view(), positions[slot]);
-    };
-    for (size_t i = 0; i < std::min(count, kInsertAhead); ++i) fetch(i);
     const int moved_bits = state.hashing.moved_bits();
-    for (size_t i = 0; i < count; ++i) {
-      const size_t slot = i % kInsertAhead;
-      const uint64_t hash = hashes[slot];
-      const KeyPosition position = positions[slot];
-      if (i + kInsertAhead < count) fetch(i + kInsertAhead);
-      InsertResult result = kIfAbsent && ContainsAt(state, position)
-                                ? InsertResult::kMayExist
-                                : InsertAt(state, position);
-      if (result == InsertResult::kFull) result = on_full(hash);
-      *stored += result == InsertResult::kOk;
-      if (results != nullptr) results[i] = result;
-      // Growth changes every key's position, and may change the table
-      // type: the positions fetched ahead are stale.
-      if (state.hashing.moved_bits() != moved_bits) return i + 1;
-    }
-    return count;
+    return LocatePrefetchStore(
+        count, [&](size_t i) { return Locate(state, hash_of(i)); },
+        [&](const KeyPosition& position) {
+          Table::Prefetch(state.table.view(), position);
+        },
+        [&](size_t i, const KeyPosition& position) {
+          InsertResult result = kIfAbsent && ContainsAt(state, position)
+                                    ? InsertResult::kMayExist
+                                    : InsertAt(state, position);
+          if (result == InsertResult::kFull) result = on_full(hash_of(i));
+          *stored += result == InsertResult::kOk;
+          if (results != nullptr) results[i] = result;
+          // Growth changes every key's position, and may change the table
+          // type: the positions fetched ahead are stale.
+          return state.hashing.moved_bits() == moved_bits;
+        });
   }
 
   CUCKOO_ALWAYS_INLINE static bool Erase(FilterState& state, uint64_t hash) {
@@ -364,8 +356,6 @@ class FilterCore {
   }
 
  private:
-  // Keys whose buckets a batched insert fetches ahead (InsertEach).
-  static constexpr size_t kInsertAhead = 8;
   static constexpr uint32_t kPathSearchNodes = 256;
   static constexpr uint32_t kPathSearchDepth = 5;
 

@@ -13,8 +13,9 @@
 // between the few distinct keys that collide completely (about 2b*load/2^f of
 // them), which only frees slots.
 // 1. Two-choice greedy pass, in input order: each fingerprint goes into the
-//    emptier of its two buckets while one has room. Both buckets of the key a
-//    few positions ahead are prefetched, so the pass runs at memory
+//    emptier of its two buckets while one has room. Both buckets of the keys a
+//    few positions ahead are being fetched (LocatePrefetchStore, the loop of
+//    the dynamic filter's batched insert too), so the pass runs at memory
 //    parallelism rather than latency. At b = 4 this places about 96% of the
 //    keys at 90% load and 94% at 95% load.
 // 2. For the rest, the dynamic filter's shortest-path search
@@ -332,100 +333,76 @@ inline uint64_t SearchQueueNodes(uint64_t num_buckets) {
 template <typename Array, typename Table, typename Hashes>
 bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
                      typename Array::Storage* placed, StaticBuildStats* stats) {
-  // Far enough ahead to cover a memory access, near enough to stay cached.
-  constexpr size_t kPrefetchDistance = 8;
   Array slots(hashing.num_buckets());
+  const auto prefetch = [&](const KeyPosition& key) { PrefetchAt(slots, key); };
 
-  // One bit per input hash, set for the keys the greedy pass leaves to the
+  // The greedy pass, over the input in order, with the buckets of the keys
+  // ahead being fetched (LocatePrefetchStore). An iterator rather than an
+  // index reads the input: a deque's iterator steps cheaply, its operator[]
+  // does not. One bit per input hash is set for the keys left to the
   // search.
   std::vector<uint64_t> left_for_search((hashes.size() + 63) / 64, 0);
-  bool any_left = false;
-  // The positions of the next kPrefetchDistance keys, located and their
-  // buckets prefetched ahead. An iterator rather than an index reads the
-  // input: a deque's iterator steps cheaply, its operator[] does not.
-  KeyPosition located[kPrefetchDistance];
-  auto ahead = hashes.begin();
-  for (size_t i = 0; i < kPrefetchDistance && ahead != hashes.end(); ++i) {
-    located[i] = Table::Locate(hashing, *ahead++);
-    PrefetchAt(slots, located[i]);
-  }
-  const size_t num_hashes = hashes.size();
-  for (size_t index = 0; index < num_hashes; ++index) {
-    KeyPosition& slot_of_key = located[index % kPrefetchDistance];
-    const KeyPosition key = slot_of_key;
-    if (ahead != hashes.end()) {
-      slot_of_key = Table::Locate(hashing, *ahead++);
-      PrefetchAt(slots, slot_of_key);
-    }
-    switch (slots.PlaceInEmptier(key)) {
-      case GreedyStep::kShared:
-        ++stats->shared_entries;
-        break;
-      case GreedyStep::kPlaced:
-        ++stats->placed_greedily;
-        break;
-      case GreedyStep::kFull:
-        left_for_search[index / 64] |= uint64_t{1} << (index % 64);
-        any_left = true;
-    }
-  }
+  size_t num_left = 0;
+  auto next = hashes.begin();
+  LocatePrefetchStore(
+      hashes.size(), [&](size_t) { return Table::Locate(hashing, *next++); },
+      prefetch,
+      [&](size_t index, const KeyPosition& key) {
+        switch (slots.PlaceInEmptier(key)) {
+          case GreedyStep::kShared:
+            ++stats->shared_entries;
+            break;
+          case GreedyStep::kPlaced:
+            ++stats->placed_greedily;
+            break;
+          case GreedyStep::kFull:
+            left_for_search[index / 64] |= uint64_t{1} << (index % 64);
+            ++num_left;
+        }
+        return true;
+      });
 
-  if (any_left) {
-    // The keys left, read again from the input in order.
+  if (num_left != 0) {
+    // The keys left, read again from the input in order, each placed by
+    // the search. Each bucket is queued at most once per search, and the
+    // search has no bound on depth: a table filled to near its threshold
+    // may need long paths, and a failure costs a rebuild.
     auto input = hashes.begin();
     size_t input_index = 0;
     size_t word = 0;
     uint64_t word_bits = left_for_search[0];
-    auto next_left = [&](uint64_t* hash) {
-      while (word_bits == 0) {
-        if (word + 1 == left_for_search.size()) return false;
-        word_bits = left_for_search[++word];
-      }
+    const auto locate_next_left = [&](size_t) {
+      while (word_bits == 0) word_bits = left_for_search[++word];
       const size_t position =
           word * 64 + static_cast<size_t>(__builtin_ctzll(word_bits));
       word_bits &= word_bits - 1;
       std::advance(input, position - input_index);
       input_index = position;
-      *hash = *input;
-      return true;
+      return Table::Locate(hashing, *input);
     };
-    // The next kPrefetchDistance of them, located and prefetched.
-    size_t first = 0;
-    size_t count = 0;
-    uint64_t hash;
-    while (count < kPrefetchDistance && next_left(&hash)) {
-      located[count] = Table::Locate(hashing, hash);
-      PrefetchAt(slots, located[count++]);
-    }
-    // Each bucket is queued at most once per search, and the search has no
-    // bound on depth: a table filled to near its threshold may need long
-    // paths, and a failure costs a rebuild.
     WorkArrayGraph<Array, Table> graph(hashing, &slots);
     BucketMarks marks(hashing.num_buckets());
     std::vector<PathNode> nodes(SearchQueueNodes(hashing.num_buckets()));
     ShortestPathSearch<Array::kSlots, WorkArrayGraph<Array, Table>, BucketMarks>
         search(graph, marks, nodes.data(), static_cast<uint32_t>(nodes.size()),
                UINT32_MAX);
-    while (count > 0) {
-      const KeyPosition key = located[first];
-      first = (first + 1) % kPrefetchDistance;
-      --count;
-      if (next_left(&hash)) {
-        KeyPosition& later = located[(first + count++) % kPrefetchDistance];
-        later = Table::Locate(hashing, hash);
-        PrefetchAt(slots, later);
-      }
-      // An earlier key of this pass may have placed the same entry.
-      if (ContainsAt(slots, key)) {
-        ++stats->shared_entries;
-        continue;
-      }
-      const PathSearchResult result =
-          search.Run(key.bucket, key.alternate, key.fingerprint);
-      stats->searched_nodes += result.queued;
-      if (!result.found) return false;
-      ++stats->placed_by_search;
-    }
+    bool placed_all = true;
+    LocatePrefetchStore(num_left, locate_next_left, prefetch,
+                        [&](size_t, const KeyPosition& key) {
+                          // An earlier key of this pass may have placed the
+                          // same entry.
+                          if (ContainsAt(slots, key)) {
+                            ++stats->shared_entries;
+                            return true;
+                          }
+                          const PathSearchResult result = search.Run(
+                              key.bucket, key.alternate, key.fingerprint);
+                          stats->searched_nodes += result.queued;
+                          stats->placed_by_search += result.found;
+                          placed_all = result.found;
+                          return placed_all;
+                        });
+    if (!placed_all) return false;
   }
   *placed = slots.Release();
   return true;
