@@ -60,6 +60,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "cuckoo/hashing.h"
@@ -412,25 +413,18 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
 
 // Every key placed, before packing: the work array of a table that holds
 // them all, and how they got there. WriteTable packs it into memory the
-// caller owns.
+// caller owns, with the types the placement chose (PlaceHashes): a build
+// chooses its table type once.
 class StaticPlacement {
  public:
-  // `work` is the storage of a work array: slots of uint16_t (fingerprints
-  // up to 16 bits) or uint32_t, layout.bucket_size per bucket, 0 for empty,
-  // each bucket filled from its first slot; or, as bytes, the packed form of
-  // a compiled 4-slot layout (static_build_internal::PackedSlotArray).
-  template <typename Element>
-  StaticPlacement(const BucketLayout& layout, uint32_t num_buckets,
-                  std::vector<Element> work, const StaticBuildStats& stats)
-      : layout_(layout), num_buckets_(num_buckets), stats_(stats) {
-    if constexpr (std::is_same_v<Element, uint16_t>) {
-      narrow_slots_ = std::move(work);
-    } else if constexpr (std::is_same_v<Element, uint32_t>) {
-      wide_slots_ = std::move(work);
-    } else {
-      static_assert(std::is_same_v<Element, uint8_t>);
-      packed_slots_ = std::move(work);
-    }
+  // The placement in `work`, the storage of the work array Array that
+  // placed the keys for the table type Table (VisitTable's for the layout).
+  template <typename Array, typename Table>
+  static StaticPlacement Of(const BucketLayout& layout, uint32_t num_buckets,
+                            typename Array::Storage work,
+                            const StaticBuildStats& stats) {
+    return StaticPlacement(layout, num_buckets, std::move(work), stats,
+                           &WriteWith<Array, Table>);
   }
 
   const BucketLayout& layout() const { return layout_; }
@@ -443,38 +437,7 @@ class StaticPlacement {
 
   // Writes table_bytes() bytes at `out` (any alignment): the packed (and
   // possibly semi-sorted) table, then its zero padding.
-  void WriteTable(uint8_t* out) const {
-    const CuckooHashing hashing(num_buckets_, layout_.fingerprint_bits);
-    VisitTable(layout_, hashing, [&](auto table_type) {
-      using Table = decltype(table_type);
-      if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
-        if (layout_.fingerprint_bits <= 16) {
-          WriteAnyLayout(narrow_slots_.data(), out);
-        } else {
-          WriteAnyLayout(wide_slots_.data(), out);
-        }
-      } else {
-        using Codec = typename Table::CodecType;
-        if constexpr (static_build_internal::kPackedWork<Codec>) {
-          using Packed =
-              static_build_internal::PackedSlotArray<Codec::kFingerprintBits>;
-          if (!layout_.semi_sorted) {
-            // The work array is the table.
-            std::memcpy(out, packed_slots_.data(),
-                        static_cast<size_t>(table_bytes()));
-            return;
-          }
-          StreamBuckets<Codec>(out, [&](uint32_t bucket, uint32_t* slots) {
-            typename Packed::Lanes{}.Load(packed_slots_.data(), bucket, slots);
-          });
-        } else {
-          StreamBuckets<Codec>(out, [&](uint32_t bucket, uint32_t* slots) {
-            std::copy_n(narrow_slots_.data() + size_t{bucket} * 4, 4, slots);
-          });
-        }
-      }
-    });
-  }
+  void WriteTable(uint8_t* out) const { write_(*this, out); }
 
   BucketTable ToTable() const {
     BucketTable table(layout_, num_buckets_);
@@ -483,6 +446,49 @@ class StaticPlacement {
   }
 
  private:
+  // The storage of each kind of work array: slots of 16 or 32 bits
+  // (SlotArray), or the packed bits of a compiled 4-slot layout
+  // (PackedSlotArray).
+  using Work = std::variant<std::vector<uint8_t>, std::vector<uint16_t>,
+                            std::vector<uint32_t>>;
+  using Writer = void (*)(const StaticPlacement&, uint8_t*);
+
+  StaticPlacement(const BucketLayout& layout, uint32_t num_buckets, Work work,
+                  const StaticBuildStats& stats, Writer write)
+      : layout_(layout),
+        num_buckets_(num_buckets),
+        stats_(stats),
+        work_(std::move(work)),
+        write_(write) {}
+
+  template <typename Array, typename Table>
+  static void WriteWith(const StaticPlacement& placement, uint8_t* out) {
+    const auto& work = std::get<typename Array::Storage>(placement.work_);
+    if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
+      placement.WriteAnyLayout(work.data(), out);
+    } else {
+      using Codec = typename Table::CodecType;
+      if constexpr (static_build_internal::kPackedWork<Codec>) {
+        if (!placement.layout_.semi_sorted) {
+          // The work array is the table.
+          std::memcpy(out, work.data(),
+                      static_cast<size_t>(placement.table_bytes()));
+          return;
+        }
+        placement.StreamBuckets<Codec>(
+            out, [&](uint32_t bucket, uint32_t* slots) {
+              typename Array::Lanes{}.Load(work.data(), bucket, slots);
+            });
+      } else {
+        placement.StreamBuckets<Codec>(
+            out, [&](uint32_t bucket, uint32_t* slots) {
+              std::copy_n(work.data() + size_t{bucket} * Codec::kSlots,
+                          Codec::kSlots, slots);
+            });
+      }
+    }
+  }
+
   // Any layout: each nonempty bucket into a zeroed table, in place.
   template <typename Slot>
   void WriteAnyLayout(const Slot* slots, uint8_t* out) const {
@@ -531,9 +537,8 @@ class StaticPlacement {
   BucketLayout layout_;
   uint32_t num_buckets_;
   StaticBuildStats stats_;
-  std::vector<uint16_t> narrow_slots_;
-  std::vector<uint32_t> wide_slots_;
-  std::vector<uint8_t> packed_slots_;
+  Work work_;
+  Writer write_;
 };
 
 namespace static_build_internal {
@@ -569,7 +574,8 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
     s.num_buckets = num_buckets;
     s.load_factor = static_cast<double>(s.stored_entries) /
                     (static_cast<double>(num_buckets) * layout.bucket_size);
-    placement.emplace(layout, num_buckets, std::move(storage), s);
+    placement.emplace(StaticPlacement::Of<Array, Table>(layout, num_buckets,
+                                                        std::move(storage), s));
   };
   VisitTable(layout, hashing, [&](auto table_type) {
     using Table = decltype(table_type);
