@@ -636,7 +636,7 @@ TEST(BucketTableTest, EveryCompiledLayoutIsChosenForItsOwnLayoutOnly) {
       }
     }
   }
-  EXPECT_EQ(compiled, 3 + 12);
+  EXPECT_EQ(compiled, 4 + 12);
 }
 
 // VisitTable picks a compiled table for a compiled layout whose mapping has

@@ -783,9 +783,11 @@ class AnyBucketCodec {
 };
 
 // The layouts with a compiled codec that the filters use: plain 4-slot
-// buckets of 8, 12 and 16 bits (the dynamic filter's usual choices), and
-// semi-sorted 4-slot buckets of 5 to 16 bits (the filter policy's choices up
-// to 17 bits per key). Calls visit(Bucket{}) with the codec of `layout` and
+// buckets of 8, 12 and 16 bits (the dynamic filter's usual choices), plain
+// 2-slot buckets of 13 bits (the CF module's default: RedisBloom's bucket
+// size 2 and 8 bits, with 5 bits reserved for growth), and semi-sorted
+// 4-slot buckets of 5 to 16 bits (the filter policy's choices up to 17 bits
+// per key). Calls visit(Bucket{}) with the codec of `layout` and
 // returns true, or returns false when it has none. Each filter or reader
 // makes this choice once, so no operation branches on its layout.
 template <typename Visit>
@@ -800,6 +802,7 @@ bool VisitCompiledBucket(const BucketLayout& layout, Visit&& visit) {
   try_one(CompiledPlainCodec<4, 8>{});
   try_one(CompiledPlainCodec<4, 12>{});
   try_one(CompiledPlainCodec<4, 16>{});
+  try_one(CompiledPlainCodec<2, 13>{});
   try_one(CompiledSemiSortedCodec<5>{});
   try_one(CompiledSemiSortedCodec<6>{});
   try_one(CompiledSemiSortedCodec<7>{});

@@ -605,9 +605,10 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
         place(static_cast<PackedSlotArray<Codec::kFingerprintBits>*>(nullptr),
               table_type);
       } else {
-        // Every compiled layout has 4 slots of at most 16 bits.
-        static_assert(Codec::kSlots == 4 && Codec::kFingerprintBits <= 16);
-        place(static_cast<SlotArray<uint16_t, 4>*>(nullptr), table_type);
+        // Every compiled layout has slots of at most 16 bits.
+        static_assert(Codec::kFingerprintBits <= 16);
+        place(static_cast<SlotArray<uint16_t, Codec::kSlots>*>(nullptr),
+              table_type);
       }
     }
   });
