@@ -122,9 +122,6 @@ class RelocatableArray {
   friend bool operator==(const RelocatableArray& a, const RelocatableArray& b) {
     return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
   }
-  friend bool operator!=(const RelocatableArray& a, const RelocatableArray& b) {
-    return !(a == b);
-  }
 
  private:
   void CopyFrom(const T* values, size_t count) {
