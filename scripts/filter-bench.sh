@@ -74,6 +74,8 @@ build_filter_bench() {
   cp "$library_dir/source/util/filter_bench.cc" "$bench.cc"
   perl "$repo_root/scripts/lib/filter-bench-policy.pl" "$bench.cc"
   compile=${compile%% -MD *}
+  # RocksDB's CMake puts ccache in front of the compiler when it finds it.
+  compile=${compile#ccache }
   compile=${compile#/usr/bin/c++ }
   # shellcheck disable=SC2086
   g++ $compile -o "$bench.o" -c "$bench.cc"
