@@ -58,9 +58,8 @@ class CuckooFilterBitsReader : public FilterBitsReader {
   void MayMatchEach(size_t count, HashOf&& hash_of, bool* may_match) const {
     cuckoo::LocatePrefetchProbe(
         count, [&](size_t i) { return Table::Locate(hashing_, hash_of(i)); },
-        [&](const cuckoo::KeyPosition& position) {
-          Table::Prefetch(table_, position);
-        },
+        [&](const cuckoo::KeyPosition& position)
+            CUCKOO_INLINE_LAMBDA { Table::Prefetch(table_, position); },
         [&](size_t i, const cuckoo::KeyPosition& position) {
           may_match[i] = Table::Contains(table_, position);
         });

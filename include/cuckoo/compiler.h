@@ -6,6 +6,11 @@
 // The hot paths are inlined into every lookup loop whatever the
 // compiler's size heuristics say: a call per key costs more than the work.
 #define CUCKOO_ALWAYS_INLINE inline __attribute__((always_inline))
+// The same for a lambda, after its parameters. A lambda that only
+// prefetches has no effect that the compiler counts: unless it is inlined
+// before the compiler looks for functions without side effects, calls to it
+// are deleted as dead code.
+#define CUCKOO_INLINE_LAMBDA __attribute__((always_inline))
 // And cold paths are kept out of line, so that the hot ones that branch to
 // them stay small enough to inline.
 #define CUCKOO_NOINLINE __attribute__((noinline))

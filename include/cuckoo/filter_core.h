@@ -253,9 +253,10 @@ class FilterCore {
   static void ContainsEach(const FilterState& state, size_t count,
                            HashOf&& hash_of, bool* out) {
     const auto locate = [&](size_t i) { return Locate(state, hash_of(i)); };
-    const auto prefetch = [&](const KeyPosition& position) {
-      Table::Prefetch(state.table.view(), position);
-    };
+    const auto prefetch = [&](const KeyPosition& position)
+                              CUCKOO_INLINE_LAMBDA {
+                                Table::Prefetch(state.table.view(), position);
+                              };
     if (state.stash.empty()) {
       LocatePrefetchProbe(
           count, locate, prefetch, [&](size_t i, const KeyPosition& position) {
@@ -316,7 +317,7 @@ class FilterCore {
     const int moved_bits = state.hashing.moved_bits();
     return LocatePrefetchStore(
         count, [&](size_t i) { return Locate(state, hash_of(i)); },
-        [&](const KeyPosition& position) {
+        [&](const KeyPosition& position) CUCKOO_INLINE_LAMBDA {
           Table::Prefetch(state.table.view(), position);
         },
         [&](size_t i, const KeyPosition& position) {
