@@ -478,7 +478,8 @@ void ExpectCodecAgreesWithSlotBySlot(const Codec& codec,
   }
 }
 
-// The compiled codecs, their lane constants compile-time constants.
+// The compiled codecs, their lane constants compile-time constants, and the
+// codecs of whole 16- and 32-bit slots.
 TEST(BucketCodecTest, CompiledCodecsAgreeWithTheSlotBySlotCodec) {
   const auto check = [](auto codec, const BucketLayout& layout) {
     ASSERT_TRUE(decltype(codec)::Matches(layout));
@@ -496,6 +497,86 @@ TEST(BucketCodecTest, CompiledCodecsAgreeWithTheSlotBySlotCodec) {
   check(CompiledSemiSortedCodec<13>{}, {4, 13, true});
   check(CompiledSemiSortedCodec<15>{}, {4, 15, true});
   check(CompiledSemiSortedCodec<16>{}, {4, 16, true});
+  check(WholeSlotCodec<2, 16>{}, {2, 16, false});
+  check(WholeSlotCodec<8, 16>{}, {8, 16, false});
+  check(WholeSlotCodec<4, 32>{}, {4, 32, false});
+  check(WholeSlotCodec<8, 32>{}, {8, 32, false});
+}
+
+// The static build's codec operations, on buckets filled from their first
+// slot as StoreInEmptier fills them, against a model of each bucket's
+// fingerprints in slot order: StoreInEmptier refuses a fingerprint that one
+// of the two buckets holds, stores into the emptier (the first on a tie) and
+// refuses when both are full; Fill is the bucket's size and Load its slots.
+template <typename Codec>
+void ExpectEmptierStoresMatchTheModel(const Codec& codec) {
+  const int slots = Codec::kSlots;
+  const uint32_t num_buckets = 16;
+  const BucketLayout layout{slots, Codec::kFingerprintBits, false};
+  std::vector<uint8_t> table(
+      TableDataBytes(layout, num_buckets) + kTablePaddingBytes, 0);
+  std::vector<std::vector<uint32_t>> model(num_buckets);
+  HashStream stream(900 + 10 * slots + Codec::kFingerprintBits);
+  const uint32_t max_fp =
+      static_cast<uint32_t>(bits::Mask(Codec::kFingerprintBits));
+  const std::string where =
+      std::to_string(slots) + "x" + std::to_string(Codec::kFingerprintBits);
+  int outcomes[3] = {};
+  for (int i = 0; i < 600; ++i) {
+    const uint64_t r = stream.Next();
+    const uint32_t bucket = static_cast<uint32_t>(r % num_buckets);
+    const uint32_t alternate = static_cast<uint32_t>((r >> 8) % num_buckets);
+    // Few distinct values, so that some are already held; the widest too.
+    const uint32_t fingerprint =
+        (r >> 60) == 0 ? max_fp : static_cast<uint32_t>((r >> 20) % 40) + 1;
+    const auto holds = [&](uint32_t b) {
+      return std::count(model[b].begin(), model[b].end(), fingerprint) != 0;
+    };
+    EmptierStore expected = EmptierStore::kFull;
+    uint32_t into = bucket;
+    if (holds(bucket) || holds(alternate)) {
+      expected = EmptierStore::kHeld;
+    } else if (std::min(model[bucket].size(), model[alternate].size()) <
+               static_cast<size_t>(slots)) {
+      expected = EmptierStore::kStored;
+      into =
+          model[alternate].size() < model[bucket].size() ? alternate : bucket;
+      model[into].push_back(fingerprint);
+    }
+    ASSERT_EQ(
+        codec.StoreInEmptier(table.data(), bucket, alternate, fingerprint),
+        expected)
+        << where << ", operation " << i;
+    ++outcomes[static_cast<int>(expected)];
+    for (uint32_t b : {bucket, alternate}) {
+      ASSERT_EQ(codec.Fill(table.data(), b), static_cast<int>(model[b].size()))
+          << where;
+      uint32_t loaded[kMaxBucketSize] = {};
+      codec.Load(table.data(), b, loaded);
+      for (int slot = 0; slot < slots; ++slot) {
+        const uint32_t want =
+            slot < static_cast<int>(model[b].size()) ? model[b][slot] : 0;
+        ASSERT_EQ(loaded[slot], want) << where << ", slot " << slot;
+      }
+    }
+  }
+  // Every outcome occurred.
+  for (int count : outcomes) EXPECT_GT(count, 0) << where;
+  // Nothing past the buckets was written.
+  for (size_t i = TableDataBytes(layout, num_buckets); i < table.size(); ++i) {
+    EXPECT_EQ(table[i], 0) << where << ", padding byte " << i;
+  }
+}
+
+TEST(BucketCodecTest, EmptierStoresFillTheEmptierBucket) {
+  ExpectEmptierStoresMatchTheModel(CompiledPlainCodec<4, 12>{});
+  ExpectEmptierStoresMatchTheModel(CompiledPlainCodec<4, 13>{});
+  ExpectEmptierStoresMatchTheModel(CompiledPlainCodec<4, 16>{});
+  ExpectEmptierStoresMatchTheModel(CompiledPlainCodec<2, 32>{});
+  ExpectEmptierStoresMatchTheModel(WholeSlotCodec<2, 16>{});
+  ExpectEmptierStoresMatchTheModel(WholeSlotCodec<8, 16>{});
+  ExpectEmptierStoresMatchTheModel(WholeSlotCodec<4, 32>{});
+  ExpectEmptierStoresMatchTheModel(WholeSlotCodec<8, 32>{});
 }
 
 // The runtime codec, for every layout: the word codecs with their lane

@@ -34,31 +34,42 @@ inline constexpr bool FieldFitsOneLoad(int width) {
   return 8 - std::gcd(width, 8) + width <= 64;
 }
 
-// The 4- or 8-byte word at p, little-endian on every host.
+// A 2-, 4- or 8-byte word in little-endian byte order, on any host.
 template <typename Word>
-CUCKOO_ALWAYS_INLINE Word LoadLittleEndian(const uint8_t* p) {
-  static_assert(std::is_same_v<Word, uint32_t> ||
+CUCKOO_ALWAYS_INLINE Word LittleEndian(Word value) {
+  static_assert(std::is_same_v<Word, uint16_t> ||
+                std::is_same_v<Word, uint32_t> ||
                 std::is_same_v<Word, uint64_t>);
-  Word value;
-  std::memcpy(&value, p, sizeof(value));
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   if constexpr (sizeof(Word) == 8) {
     value = __builtin_bswap64(value);
-  } else {
+  } else if constexpr (sizeof(Word) == 4) {
     value = __builtin_bswap32(value);
+  } else {
+    value = __builtin_bswap16(value);
   }
 #endif
   return value;
+}
+
+// The word at p, little-endian on every host.
+template <typename Word>
+CUCKOO_ALWAYS_INLINE Word LoadLittleEndian(const uint8_t* p) {
+  Word value;
+  std::memcpy(&value, p, sizeof(value));
+  return LittleEndian(value);
 }
 CUCKOO_ALWAYS_INLINE uint64_t LoadLittleEndian64(const uint8_t* p) {
   return LoadLittleEndian<uint64_t>(p);
 }
 
-CUCKOO_ALWAYS_INLINE void StoreLittleEndian64(uint8_t* p, uint64_t value) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  value = __builtin_bswap64(value);
-#endif
+template <typename Word>
+CUCKOO_ALWAYS_INLINE void StoreLittleEndian(uint8_t* p, Word value) {
+  value = LittleEndian(value);
   std::memcpy(p, &value, sizeof(value));
+}
+CUCKOO_ALWAYS_INLINE void StoreLittleEndian64(uint8_t* p, uint64_t value) {
+  StoreLittleEndian<uint64_t>(p, value);
 }
 
 // The 8 bytes holding bit `position` onward, shifted so that bit `position`

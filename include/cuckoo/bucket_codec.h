@@ -6,6 +6,8 @@
 //   * SemiSortedCodec: semi-sorted buckets whose four low parts one load
 //     reads (fingerprints of 4 to 18 bits);
 //   * SlotBySlotCodec: every other layout, one slot at a time.
+// WholeSlotCodec reads plain buckets of 16- or 32-bit slots one slot at a
+// time, each slot a word of its own.
 // The first two compare all slots of a bucket at once (the lane tests of
 // bits.h). Their lane constants come from a geometry: Fixed*Geometry makes
 // them compile-time constants, for the layouts that the filters compile
@@ -32,8 +34,17 @@
 // A PlainWordCodec of 32-bit buckets (kPairInOneWord) also has
 //   MatchBitsOfPair(data, b, a, f)    nonzero exactly when a slot of b or
 //                                     of a holds f, in one lane test
+// and the plain codecs that the static build works in (PlainWordCodec,
+// WholeSlotCodec), for buckets filled from their first slot (no slot after
+// an empty one holds anything), whatever they hold otherwise:
+//   Fill(data, bucket)                the occupancy, which is then the first
+//                                     empty slot (slots() if none)
+//   StoreInEmptier(data, b, a, f)     unless b or a holds f (kHeld), f into
+//                                     the first empty slot of the emptier,
+//                                     b on a tie (kStored), or kFull
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -79,6 +90,13 @@ CUCKOO_ALWAYS_INLINE uint32_t SortAndEncodeNibbles(uint32_t* slots,
       slots[3] >> low_bits);
 }
 
+// What StoreInEmptier did.
+enum class EmptierStore {
+  kHeld,    // one of the two buckets holds the fingerprint: nothing stored
+  kStored,  // into the emptier bucket
+  kFull,    // both buckets are full: nothing stored
+};
+
 // ---------------------------------------------------------------------------
 // Plain buckets in one word
 // ---------------------------------------------------------------------------
@@ -87,19 +105,13 @@ CUCKOO_ALWAYS_INLINE uint32_t SortAndEncodeNibbles(uint32_t* slots,
 // read as one word. XOR with f copies of the fingerprint turns the lanes
 // holding it into zero lanes, which the lane tests find.
 
+// The shape of a plain layout fixed at compile time: b slots of f bits.
 template <int kBucketSize, int kFingerprintBitsOfSlot>
-struct FixedPlainGeometry {
+struct FixedPlainShape {
   static constexpr int kSlots = kBucketSize;
   static constexpr int kMaxSlots = kSlots;
   static constexpr int kFingerprintBits = kFingerprintBitsOfSlot;
   static constexpr int kBits = kBucketSize * kFingerprintBits;
-  static constexpr uint64_t kOnes = bits::LaneOnes(kSlots, kFingerprintBits);
-  static constexpr uint64_t kTops = kOnes << (kFingerprintBits - 1);
-  // Buckets of exactly 32 bits: a key's two buckets fill one word.
-  static constexpr bool kPairInOneWord = kBits == 32;
-  // The bucket's width in bytes when it is whole, else 0 (LoadFieldAt).
-  static constexpr int kWholeBytes = kBits % 8 == 0 ? kBits / 8 : 0;
-  static_assert(bits::FieldFitsOneLoad(kBits), "one 8-byte load per bucket");
 
   static bool Matches(const BucketLayout& layout) {
     return !layout.semi_sorted && layout.bucket_size == kBucketSize &&
@@ -108,6 +120,21 @@ struct FixedPlainGeometry {
   static constexpr int slots() { return kSlots; }
   static constexpr int fingerprint_bits() { return kFingerprintBits; }
   static constexpr int bucket_bits() { return kBits; }
+};
+
+template <int kBucketSize, int kFingerprintBitsOfSlot>
+struct FixedPlainGeometry
+    : FixedPlainShape<kBucketSize, kFingerprintBitsOfSlot> {
+  static constexpr int kBits = kBucketSize * kFingerprintBitsOfSlot;
+  static constexpr uint64_t kOnes =
+      bits::LaneOnes(kBucketSize, kFingerprintBitsOfSlot);
+  static constexpr uint64_t kTops = kOnes << (kFingerprintBitsOfSlot - 1);
+  // Buckets of exactly 32 bits: a key's two buckets fill one word.
+  static constexpr bool kPairInOneWord = kBits == 32;
+  // The bucket's width in bytes when it is whole, else 0 (LoadFieldAt).
+  static constexpr int kWholeBytes = kBits % 8 == 0 ? kBits / 8 : 0;
+  static_assert(bits::FieldFitsOneLoad(kBits), "one 8-byte load per bucket");
+
   static constexpr uint64_t ones() { return kOnes; }
   static constexpr uint64_t tops() { return kTops; }
 };
@@ -195,6 +222,43 @@ class PlainWordCodec : public Geometry {
   int Occupancy(const uint8_t* data, uint32_t bucket) const {
     return slots() - Count(data, bucket, 0);
   }
+  // The first zero lane, found by its top bit.
+  CUCKOO_ALWAYS_INLINE int Fill(const uint8_t* data, uint32_t bucket) const {
+    const int top = FirstEmptyTop(bits::LoadAt(data, Position(bucket)));
+    return top == 64 ? slots() : top / fingerprint_bits();
+  }
+  // On one load of each bucket: the lane tests find the fingerprint and
+  // each bucket's lowest empty slot, whose top bit (64 for a full bucket)
+  // orders the two, and the fingerprint is XORed into that slot's zero
+  // bits.
+  CUCKOO_ALWAYS_INLINE EmptierStore StoreInEmptier(uint8_t* data,
+                                                   uint32_t bucket,
+                                                   uint32_t alternate,
+                                                   uint32_t fingerprint) const {
+    const uint64_t bucket_position = Position(bucket);
+    const uint64_t alternate_position = Position(alternate);
+    const uint64_t bucket_word = bits::LoadAt(data, bucket_position);
+    const uint64_t alternate_word = bits::LoadAt(data, alternate_position);
+    const uint64_t copies = bits::Broadcast(fingerprint, ones());
+    if ((bits::ZeroLanes(bucket_word ^ copies, ones(), tops()) |
+         bits::ZeroLanes(alternate_word ^ copies, ones(), tops())) != 0) {
+      return EmptierStore::kHeld;
+    }
+    const int bucket_top = FirstEmptyTop(bucket_word);
+    const int alternate_top = FirstEmptyTop(alternate_word);
+    const int top = std::min(bucket_top, alternate_top);
+    if (top == 64) return EmptierStore::kFull;
+    // Which bucket is emptier is a coin toss: the position is chosen by a
+    // mask, not a branch.
+    const uint64_t to_alternate =
+        uint64_t{0} - static_cast<uint64_t>(alternate_top < bucket_top);
+    const uint64_t position =
+        bucket_position ^
+        ((bucket_position ^ alternate_position) & to_alternate);
+    bits::Flip(data, position,
+               uint64_t{fingerprint} << (top + 1 - fingerprint_bits()));
+    return EmptierStore::kStored;
+  }
   CUCKOO_ALWAYS_INLINE void Load(const uint8_t* data, uint32_t bucket,
                                  uint32_t* out) const {
     const uint64_t word = Read(data, bucket);
@@ -240,6 +304,12 @@ class PlainWordCodec : public Geometry {
  private:
   CUCKOO_ALWAYS_INLINE uint64_t Position(uint32_t bucket) const {
     return uint64_t{bucket} * static_cast<uint64_t>(bucket_bits());
+  }
+  // The top bit of the lowest zero lane of a bucket's 8-byte load (LoadAt),
+  // 64 when it has none; the lane tests mask off the bits above the bucket.
+  CUCKOO_ALWAYS_INLINE int FirstEmptyTop(uint64_t word) const {
+    const uint64_t empty = bits::ZeroLanes(word, ones(), tops());
+    return empty == 0 ? 64 : __builtin_ctzll(empty);
   }
 };
 
@@ -555,6 +625,119 @@ using CompiledPlainCodec =
 template <int kFingerprintBits>
 using CompiledSemiSortedCodec =
     SemiSortedCodec<FixedSemiSortedGeometry<kFingerprintBits>>;
+
+// ---------------------------------------------------------------------------
+// Plain buckets of 16- or 32-bit slots
+// ---------------------------------------------------------------------------
+//
+// b slots of exactly 16 or 32 bits: each slot is a little-endian word of
+// its own, read and compared on its own.
+// The static build's work layouts (static_builder.h) where a bucket is not
+// one word (2 slots of 16 bits, 8 of 16, 4 or 8 of 32); the runtime codec
+// reads the same bits slot by slot.
+template <int kBucketSize, int kFingerprintBitsOfSlot>
+class WholeSlotCodec
+    : public FixedPlainShape<kBucketSize, kFingerprintBitsOfSlot> {
+ public:
+  static constexpr int kSlots = kBucketSize;
+  static constexpr int kFingerprintBits = kFingerprintBitsOfSlot;
+  static constexpr int kWholeBytes = kSlots * kFingerprintBits / 8;
+  static_assert(kFingerprintBits == 16 || kFingerprintBits == 32);
+
+  CUCKOO_ALWAYS_INLINE uint64_t MatchBits(const uint8_t* data, uint32_t bucket,
+                                          uint32_t fingerprint) const {
+    bool found = false;
+    for (int slot = 0; slot < kSlots; ++slot) {
+      found |= At(data, bucket, slot) == fingerprint;
+    }
+    return found;
+  }
+  CUCKOO_ALWAYS_INLINE bool Contains(const uint8_t* data, uint32_t bucket,
+                                     uint32_t fingerprint) const {
+    return MatchBits(data, bucket, fingerprint) != 0;
+  }
+  CUCKOO_ALWAYS_INLINE int Count(const uint8_t* data, uint32_t bucket,
+                                 uint32_t fingerprint) const {
+    int count = 0;
+    for (int slot = 0; slot < kSlots; ++slot) {
+      count += At(data, bucket, slot) == fingerprint;
+    }
+    return count;
+  }
+  CUCKOO_ALWAYS_INLINE int Occupancy(const uint8_t* data,
+                                     uint32_t bucket) const {
+    return kSlots - Count(data, bucket, 0);
+  }
+  // The nonempty slots counted: a loop the compiler vectorizes.
+  CUCKOO_ALWAYS_INLINE int Fill(const uint8_t* data, uint32_t bucket) const {
+    int fill = 0;
+    for (int slot = 0; slot < kSlots; ++slot) {
+      fill += At(data, bucket, slot) != 0;
+    }
+    return fill;
+  }
+  CUCKOO_ALWAYS_INLINE void Load(const uint8_t* data, uint32_t bucket,
+                                 uint32_t* out) const {
+    for (int slot = 0; slot < kSlots; ++slot) {
+      out[slot] = At(data, bucket, slot);
+    }
+  }
+  CUCKOO_ALWAYS_INLINE bool Replace(uint8_t* data, uint32_t bucket,
+                                    uint32_t from, uint32_t to) const {
+    for (int slot = 0; slot < kSlots; ++slot) {
+      if (At(data, bucket, slot) == from) {
+        Put(data, bucket, slot, to);
+        return true;
+      }
+    }
+    return false;
+  }
+  CUCKOO_ALWAYS_INLINE uint32_t Swap(uint8_t* data, uint32_t bucket, int slot,
+                                     uint32_t fingerprint) const {
+    const uint32_t evicted = At(data, bucket, slot);
+    Put(data, bucket, slot, fingerprint);
+    return evicted;
+  }
+  CUCKOO_ALWAYS_INLINE void Store(uint8_t* data, uint32_t bucket,
+                                  const uint32_t* in) const {
+    for (int slot = 0; slot < kSlots; ++slot) {
+      Put(data, bucket, slot, in[slot]);
+    }
+  }
+  bool HasValidCode(const uint8_t*, uint32_t) const { return true; }
+  CUCKOO_ALWAYS_INLINE EmptierStore StoreInEmptier(uint8_t* data,
+                                                   uint32_t bucket,
+                                                   uint32_t alternate,
+                                                   uint32_t fingerprint) const {
+    if (Contains(data, bucket, fingerprint) ||
+        Contains(data, alternate, fingerprint)) {
+      return EmptierStore::kHeld;
+    }
+    const int bucket_fill = Fill(data, bucket);
+    const int alternate_fill = Fill(data, alternate);
+    const bool to_alternate = alternate_fill < bucket_fill;
+    const int fill = to_alternate ? alternate_fill : bucket_fill;
+    if (fill == kSlots) return EmptierStore::kFull;
+    Put(data, to_alternate ? alternate : bucket, fill, fingerprint);
+    return EmptierStore::kStored;
+  }
+
+ private:
+  using Slot = std::conditional_t<kFingerprintBits == 16, uint16_t, uint32_t>;
+
+  CUCKOO_ALWAYS_INLINE static size_t Offset(uint32_t bucket, int slot) {
+    return (size_t{bucket} * kSlots + static_cast<size_t>(slot)) * sizeof(Slot);
+  }
+  CUCKOO_ALWAYS_INLINE static uint32_t At(const uint8_t* data, uint32_t bucket,
+                                          int slot) {
+    return bits::LoadLittleEndian<Slot>(data + Offset(bucket, slot));
+  }
+  CUCKOO_ALWAYS_INLINE static void Put(uint8_t* data, uint32_t bucket, int slot,
+                                       uint32_t fingerprint) {
+    bits::StoreLittleEndian<Slot>(data + Offset(bucket, slot),
+                                  static_cast<Slot>(fingerprint));
+  }
+};
 
 // ---------------------------------------------------------------------------
 // Every other layout, slot by slot

@@ -35,23 +35,27 @@
 //
 // Memory
 // ------
-// The placement works on a work array, zero meaning an empty slot and each
-// bucket filled from its first slot: for the compiled 4-slot layouts, the
-// fingerprints' bits packed as in a plain table of the layout (a 10-bit
-// fingerprint takes 10 bits, and a plain table is written by copying it),
-// else one 16-bit word per slot for fingerprints up to 16 bits (32-bit
-// above). Besides it, it holds one bit per input hash (the keys the greedy
-// pass leaves to the search, which then reads the input again in order),
-// one bit per bucket (the search's visited marks, cleared after each search)
-// and the search's queue of at most kMaxSearchNodes nodes. The result is a
-// StaticPlacement: the work array, which the caller packs (WriteTable) into
-// memory it owns, such as a filter block, after it has let go of the hashes
-// if it no longer needs them. So the peak of a build is the larger of
-// (hashes + work array + bits) and (work array + packed table), not their
-// sum.
+// The placement works on a work table, a core table (BucketTable) of a plain
+// layout with the layout's slots, zero meaning an empty slot and each bucket
+// filled from its first slot (WorkLayout): of the fingerprint's bits for the
+// compiled 4-slot layouts of up to 14 bits and of 16 (a 10-bit fingerprint
+// takes 10 bits; a plain table is written by copying it, a semi-sorted one by
+// encoding each bucket), else of 16 bits, or 32 above 16, which compiled codecs
+// read faster than the layout's own bits. The build reads and writes it through
+// the work layout's compiled codec (bucket_codec.h): StoreInEmptier for the
+// greedy pass, and Load, Fill and Swap for the search. Besides it, it holds one
+// bit per input hash (the keys the greedy pass leaves to the search, which then
+// reads the input again in order), one bit per bucket (the search's visited
+// marks, cleared after each search) and the search's queue of at most
+// kMaxSearchNodes nodes. The result is a StaticPlacement: the work table, which
+// the caller packs (WriteTable) into memory it owns, such as a filter block,
+// after it has let go of the hashes if it no longer needs them. So the peak of
+// a build is the larger of (hashes + work table + bits) and (work table +
+// packed table), not their sum.
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -60,7 +64,6 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <variant>
 #include <vector>
 
 #include "cuckoo/hashing.h"
@@ -83,237 +86,99 @@ struct StaticBuildStats {
 
 namespace static_build_internal {
 
-// What the greedy pass did with a key (PlaceInEmptier below).
-enum class GreedyStep {
-  kShared,  // one of its buckets holds its fingerprint: one entry serves both
-  kPlaced,  // into the emptier of its buckets, the primary on a tie
-  kFull,    // both buckets are full: left to the search
-};
-
-// The work array of a placement, in one of two forms with the same
-// interface. Each has kSlots slots per bucket, zero for empty, each bucket
-// filled from its first slot, so that the lowest empty slot is the fill.
-
-// Slots of 16 or 32 bits, for any layout.
-template <typename Slot, uint32_t kBucketSize>
-class SlotArray {
- public:
-  static constexpr uint32_t kSlots = kBucketSize;
-  using Storage = std::vector<Slot>;
-
-  explicit SlotArray(uint32_t num_buckets)
-      : slots_(static_cast<size_t>(num_buckets) * kBucketSize, 0) {}
-
-  Storage Release() { return std::move(slots_); }
-
-  void Prefetch(uint32_t index) { __builtin_prefetch(bucket(index), 1); }
-  // slots[0, kSlots) of the bucket.
-  CUCKOO_ALWAYS_INLINE void Load(uint32_t index, uint32_t* slots) {
-    std::copy_n(bucket(index), kBucketSize, slots);
-  }
-  CUCKOO_ALWAYS_INLINE void Set(uint32_t index, uint32_t slot,
-                                uint32_t fingerprint) {
-    bucket(index)[slot] = static_cast<Slot>(fingerprint);
-  }
-  CUCKOO_ALWAYS_INLINE uint32_t Occupancy(uint32_t index) {
-    const Slot* s = bucket(index);
-    if constexpr (kOneWord) {
-      const uint64_t empty = bits::ZeroLanes(Word(s), kLaneOnes, kLaneTops);
-      return empty == 0
-                 ? kBucketSize
-                 : static_cast<uint32_t>(__builtin_ctzll(empty)) / kLaneBits;
-    }
-    uint32_t fill = 0;
-    for (uint32_t k = 0; k < kBucketSize; ++k) fill += s[k] != 0;
-    return fill;
-  }
-  CUCKOO_ALWAYS_INLINE bool Contains(uint32_t index, uint32_t fingerprint) {
-    const Slot* s = bucket(index);
-    if constexpr (kOneWord) {
-      return bits::ZeroLanes(Word(s) ^ (fingerprint * kLaneOnes), kLaneOnes,
-                             kLaneTops) != 0;
-    }
-    bool found = false;
-    for (uint32_t k = 0; k < kBucketSize; ++k) found |= s[k] == fingerprint;
-    return found;
-  }
-  // The greedy pass's step for one key.
-  CUCKOO_ALWAYS_INLINE GreedyStep PlaceInEmptier(const KeyPosition& key) {
-    if (Contains(key.bucket, key.fingerprint) ||
-        Contains(key.alternate, key.fingerprint)) {
-      return GreedyStep::kShared;
-    }
-    const uint32_t primary_fill = Occupancy(key.bucket);
-    const uint32_t alternate_fill = Occupancy(key.alternate);
-    const bool to_alternate = alternate_fill < primary_fill;
-    const uint32_t fill = to_alternate ? alternate_fill : primary_fill;
-    if (fill == kBucketSize) return GreedyStep::kFull;
-    Set(to_alternate ? key.alternate : key.bucket, fill, key.fingerprint);
-    return GreedyStep::kPlaced;
-  }
-
- private:
-  Slot* bucket(uint32_t index) {
-    return slots_.data() + static_cast<size_t>(index) * kBucketSize;
-  }
-
-  // A bucket of one 64-bit word (4 x 16 or 2 x 32 bits) is scanned lane-wise
-  // in parallel.
-  static constexpr bool kOneWord = sizeof(Slot) * kBucketSize == 8;
-  static constexpr int kLaneBits = 8 * sizeof(Slot);
-  static constexpr uint64_t kLaneOnes =
-      bits::LaneOnes(64 / kLaneBits, kLaneBits);
-  static constexpr uint64_t kLaneTops = kLaneOnes << (kLaneBits - 1);
-
-  // The bucket as one word with slot k in lane k (bits [k * kLaneBits,
-  // (k + 1) * kLaneBits)) on either byte order: Occupancy's lowest zero lane
-  // must be the first empty slot, and ZeroLanes is exact only for the lowest.
-  static uint64_t Word(const Slot* s) {
-    uint64_t word;
-    std::memcpy(&word, s, sizeof(word));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    // Big-endian memory puts slot 0 in the top lane: reverse the lanes.
-    word = (word >> 32) | (word << 32);
-    if constexpr (kLaneBits == 16) {
-      word = ((word >> 16) & 0x0000FFFF0000FFFFull) |
-             ((word & 0x0000FFFF0000FFFFull) << 16);
-    }
-#endif
-    return word;
-  }
-
-  Storage slots_;
-};
-
-// Four slots of exactly the fingerprint's bits per bucket, packed one bucket
-// after another: the bits of a plain table of the layout
-// (CompiledPlainCodec<4, kFingerprintBits>), for the compiled 4-slot layouts
-// whose buckets one 8-byte load reads. A 10-bit fingerprint takes 10 bits
-// instead of a 16-bit slot's, and the placement's memory shrinks with it.
-template <int kFingerprintBits>
-class PackedSlotArray {
- public:
-  using Lanes = CompiledPlainCodec<4, kFingerprintBits>;
-  static constexpr uint32_t kSlots = 4;
-  using Storage = std::vector<uint8_t>;
-
-  explicit PackedSlotArray(uint32_t num_buckets)
-      : bytes_(TableDataBytes(BucketLayout{4, kFingerprintBits, false},
-                              num_buckets) +
-                   kTablePaddingBytes,
-               0) {}
-
-  Storage Release() { return std::move(bytes_); }
-
-  void Prefetch(uint32_t index) {
-    __builtin_prefetch(bytes_.data() + uint64_t{index} * Lanes::kBits / 8, 1);
-  }
-  CUCKOO_ALWAYS_INLINE void Load(uint32_t index, uint32_t* slots) {
-    Lanes{}.Load(bytes_.data(), index, slots);
-  }
-  CUCKOO_ALWAYS_INLINE void Set(uint32_t index, uint32_t slot,
-                                uint32_t fingerprint) {
-    Lanes{}.Swap(bytes_.data(), index, static_cast<int>(slot), fingerprint);
-  }
-  CUCKOO_ALWAYS_INLINE uint32_t Occupancy(uint32_t index) {
-    const uint64_t empty = bits::ZeroLanes(Lanes{}.Read(bytes_.data(), index),
-                                           Lanes::kOnes, Lanes::kTops);
-    return empty == 0 ? 4
-                      : static_cast<uint32_t>(__builtin_ctzll(empty)) /
-                            kFingerprintBits;
-  }
-  CUCKOO_ALWAYS_INLINE bool Contains(uint32_t index, uint32_t fingerprint) {
-    return Lanes{}.Contains(bytes_.data(), index, fingerprint);
-  }
-  // The greedy pass's step for one key, on each bucket's word as one load
-  // reads it: the lane tests find the fingerprint and each bucket's first
-  // empty slot, whose top bit (64 for a full bucket) orders the buckets by
-  // fill, and the fingerprint is XORed into the empty slot's zero bits. The
-  // bits above the bucket in its load are masked off by the lane tops.
-  CUCKOO_ALWAYS_INLINE GreedyStep PlaceInEmptier(const KeyPosition& key) {
-    uint8_t* data = bytes_.data();
-    const uint64_t primary = uint64_t{key.bucket} * Lanes::kBits;
-    const uint64_t alternate = uint64_t{key.alternate} * Lanes::kBits;
-    const uint64_t primary_word = bits::LoadAt(data, primary);
-    const uint64_t alternate_word = bits::LoadAt(data, alternate);
-    const uint64_t copies = bits::Broadcast(key.fingerprint, Lanes::kOnes);
-    if ((ZeroLanes(primary_word ^ copies) |
-         ZeroLanes(alternate_word ^ copies)) != 0) {
-      return GreedyStep::kShared;
-    }
-    const int primary_top = FirstEmptyTop(primary_word);
-    const int alternate_top = FirstEmptyTop(alternate_word);
-    const bool to_alternate = alternate_top < primary_top;
-    const int top = to_alternate ? alternate_top : primary_top;
-    if (top == 64) return GreedyStep::kFull;
-    bits::Flip(data, to_alternate ? alternate : primary,
-               uint64_t{key.fingerprint} << (top + 1 - kFingerprintBits));
-    return GreedyStep::kPlaced;
-  }
-
- private:
-  static uint64_t ZeroLanes(uint64_t word) {
-    return bits::ZeroLanes(word, Lanes::kOnes, Lanes::kTops);
-  }
-  // The top bit of the bucket's first empty slot, 64 when it has none.
-  static int FirstEmptyTop(uint64_t word) {
-    const uint64_t empty = ZeroLanes(word);
-    return empty == 0 ? 64 : __builtin_ctzll(empty);
-  }
-
-  Storage bytes_;
-};
-
-// Whether PackedSlotArray holds the work of a compiled bucket type.
+// Whether a work table keeps the fingerprint's bits: for the compiled
+// 4-slot layouts whose buckets one load reads at any bit offset.
 template <typename Codec>
 inline constexpr bool kPackedWork = Codec::kSlots == 4 &&
                                     (Codec::kFingerprintBits <= 14 ||
                                      Codec::kFingerprintBits == 16);
 
-// The two checks of a key's buckets that every pass makes.
-template <typename Array>
-CUCKOO_ALWAYS_INLINE void PrefetchAt(Array& slots, const KeyPosition& key) {
-  slots.Prefetch(key.bucket);
-  slots.Prefetch(key.alternate);
-}
-// True when one of the key's buckets already holds its fingerprint: one
-// entry serves both keys.
-template <typename Array>
-CUCKOO_ALWAYS_INLINE bool ContainsAt(Array& slots, const KeyPosition& key) {
-  return slots.Contains(key.bucket, key.fingerprint) ||
-         slots.Contains(key.alternate, key.fingerprint);
+// The layout of a placement's work table: plain, with the layout's slots,
+// of the fingerprint's bits where kPackedWork says (a plain layout's work
+// table is then the table itself), else of 16 bits, or 32 above 16: whole
+// words, compared in one lane test where a bucket is one 64-bit word
+// (PlainWordCodec) and one slot at a time where not (WholeSlotCodec).
+inline BucketLayout WorkLayout(const BucketLayout& layout) {
+  bool packed = false;
+  VisitCompiledBucket(
+      layout, [&](auto codec) { packed = kPackedWork<decltype(codec)>; });
+  const int bits = packed                          ? layout.fingerprint_bits
+                   : layout.fingerprint_bits <= 16 ? 16
+                                                   : 32;
+  return BucketLayout{layout.bucket_size, bits, false};
 }
 
-// The work array as the graph of the shortest-path search (path_search.h):
-// a bucket's room is its fill, and a write sets a slot.
-template <typename Array, typename Table>
-class WorkArrayGraph {
+// Calls visit(Work{}) with the table type of the work table, of layout
+// `work` (WorkLayout), for a build whose table type is Table: Table's key
+// mapping over the work layout's compiled codec.
+template <typename Table, typename Visit>
+void VisitWorkTable(const BucketLayout& work, Visit&& visit) {
+  using Mapping = typename Table::MappingType;
+  const auto with = [&](auto codec) {
+    visit(TableOver<decltype(codec), Mapping>{});
+  };
+  if constexpr (!std::is_same_v<Table, AnyLayoutTable>) {
+    using Codec = typename Table::CodecType;
+    constexpr int kSlots = Codec::kSlots;
+    if constexpr (kPackedWork<Codec>) {
+      with(CompiledPlainCodec<4, Codec::kFingerprintBits>{});
+    } else if constexpr (kSlots == 4) {
+      with(CompiledPlainCodec<4, 16>{});
+    } else {
+      // Every compiled layout has fingerprints of at most 16 bits.
+      static_assert(Codec::kFingerprintBits <= 16);
+      with(WholeSlotCodec<kSlots, 16>{});
+    }
+  } else {
+    const bool wide = work.fingerprint_bits == 32;
+    switch (work.bucket_size) {
+      case 2:
+        wide ? with(CompiledPlainCodec<2, 32>{})
+             : with(WholeSlotCodec<2, 16>{});
+        break;
+      case 4:
+        wide ? with(WholeSlotCodec<4, 32>{})
+             : with(CompiledPlainCodec<4, 16>{});
+        break;
+      default:
+        wide ? with(WholeSlotCodec<8, 32>{}) : with(WholeSlotCodec<8, 16>{});
+    }
+  }
+}
+
+// The bytes of a work table as the graph of the shortest-path search
+// (path_search.h): a bucket's room is its fill (its first empty slot), and
+// a write sets a slot.
+template <typename Work>
+class WorkTableGraph {
  public:
-  WorkArrayGraph(const CuckooHashing& hashing, Array* slots)
-      : hashing_(hashing), slots_(*slots) {}
+  using Codec = typename Work::CodecType;
 
-  static constexpr uint32_t slots() { return Array::kSlots; }
+  WorkTableGraph(const CuckooHashing& hashing, uint8_t* work)
+      : hashing_(hashing), work_(work) {}
+
+  static constexpr uint32_t slots() { return Codec::kSlots; }
   CUCKOO_ALWAYS_INLINE void Prefetch(uint32_t bucket) {
-    slots_.Prefetch(bucket);
+    __builtin_prefetch(work_ + ((uint64_t{bucket} * Codec::kBits) >> 3));
   }
   CUCKOO_ALWAYS_INLINE void Load(uint32_t bucket, uint32_t* values) {
-    slots_.Load(bucket, values);
+    Codec{}.Load(work_, bucket, values);
   }
   CUCKOO_ALWAYS_INLINE uint32_t AltBucket(uint32_t bucket, uint32_t value) {
-    return Table::AltBucket(hashing_, bucket, value);
+    return Work::AltBucket(hashing_, bucket, value);
   }
   CUCKOO_ALWAYS_INLINE int Room(uint32_t bucket) {
-    const uint32_t fill = slots_.Occupancy(bucket);
-    return fill < Array::kSlots ? static_cast<int>(fill) : -1;
+    const int fill = Codec{}.Fill(work_, bucket);
+    return fill < Codec::kSlots ? fill : -1;
   }
   CUCKOO_ALWAYS_INLINE void Write(uint32_t bucket, int slot, uint32_t,
                                   uint32_t to) {
-    slots_.Set(bucket, static_cast<uint32_t>(slot), to);
+    Codec{}.Swap(work_, bucket, slot, to);
   }
 
  private:
   const CuckooHashing& hashing_;
-  Array& slots_;
+  uint8_t* work_;
 };
 
 // The search's bound on queued nodes: enough for paths through most of a
@@ -326,16 +191,23 @@ inline uint64_t SearchQueueNodes(uint64_t num_buckets) {
   return std::min<uint64_t>(kMaxSearchNodes, num_buckets);
 }
 
-// Places `hashes` into hashing.num_buckets() buckets of a work array: true,
-// with the array's storage in *placed and counts in *stats, or false when
-// the bounded search cannot place some key. Table is the table type of the
-// layout and of hashing's bucket count (VisitTable): its Locate and
-// AltBucket map the keys.
-template <typename Array, typename Table, typename Hashes>
-bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
-                     typename Array::Storage* placed, StaticBuildStats* stats) {
-  Array slots(hashing.num_buckets());
-  const auto prefetch = [&](const KeyPosition& key) { PrefetchAt(slots, key); };
+// Places `hashes` into a work table of `work_layout` and
+// hashing.num_buckets() buckets: the table, with counts in *stats, or
+// nullopt when the bounded search cannot place some key. Work is the work
+// table's type (VisitWorkTable): its Locate and AltBucket map the keys as
+// the built table's type does, and its compiled codec reads and writes the
+// table's bytes.
+template <typename Work, typename Hashes>
+std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
+                                           const CuckooHashing& hashing,
+                                           const BucketLayout& work_layout,
+                                           StaticBuildStats* stats) {
+  assert(Work::CodecType::Matches(work_layout));
+  BucketTable work(work_layout, hashing.num_buckets());
+  uint8_t* const bytes = work.mutable_bytes().data();
+  const auto prefetch = [&](const KeyPosition& key) CUCKOO_INLINE_LAMBDA {
+    Work::PrefetchInBytes(bytes, key);
+  };
 
   // The greedy pass, over the input in order, with the buckets of the keys
   // ahead being fetched (LocatePrefetchStore). An iterator rather than an
@@ -346,17 +218,18 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
   size_t num_left = 0;
   auto next = hashes.begin();
   LocatePrefetchStore(
-      hashes.size(), [&](size_t) { return Table::Locate(hashing, *next++); },
+      hashes.size(), [&](size_t) { return Work::Locate(hashing, *next++); },
       prefetch,
       [&](size_t index, const KeyPosition& key) {
-        switch (slots.PlaceInEmptier(key)) {
-          case GreedyStep::kShared:
+        switch (typename Work::CodecType{}.StoreInEmptier(
+            bytes, key.bucket, key.alternate, key.fingerprint)) {
+          case EmptierStore::kHeld:
             ++stats->shared_entries;
             break;
-          case GreedyStep::kPlaced:
+          case EmptierStore::kStored:
             ++stats->placed_greedily;
             break;
-          case GreedyStep::kFull:
+          case EmptierStore::kFull:
             left_for_search[index / 64] |= uint64_t{1} << (index % 64);
             ++num_left;
         }
@@ -379,20 +252,20 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
       word_bits &= word_bits - 1;
       std::advance(input, position - input_index);
       input_index = position;
-      return Table::Locate(hashing, *input);
+      return Work::Locate(hashing, *input);
     };
-    WorkArrayGraph<Array, Table> graph(hashing, &slots);
+    WorkTableGraph<Work> graph(hashing, bytes);
     BucketMarks marks(hashing.num_buckets());
     std::vector<PathNode> nodes(SearchQueueNodes(hashing.num_buckets()));
-    ShortestPathSearch<Array::kSlots, WorkArrayGraph<Array, Table>, BucketMarks>
-        search(graph, marks, nodes.data(), static_cast<uint32_t>(nodes.size()),
-               UINT32_MAX);
+    ShortestPathSearch<Work::kSlots, WorkTableGraph<Work>, BucketMarks> search(
+        graph, marks, nodes.data(), static_cast<uint32_t>(nodes.size()),
+        UINT32_MAX);
     bool placed_all = true;
     LocatePrefetchStore(num_left, locate_next_left, prefetch,
                         [&](size_t, const KeyPosition& key) {
                           // An earlier key of this pass may have placed the
                           // same entry.
-                          if (ContainsAt(slots, key)) {
+                          if (Work::ContainsInBytes(bytes, key)) {
                             ++stats->shared_entries;
                             return true;
                           }
@@ -403,36 +276,34 @@ bool PlaceHashesWith(const Hashes& hashes, const CuckooHashing& hashing,
                           placed_all = result.found;
                           return placed_all;
                         });
-    if (!placed_all) return false;
+    if (!placed_all) return std::nullopt;
   }
-  *placed = slots.Release();
-  return true;
+  return work;
 }
 
 }  // namespace static_build_internal
 
-// Every key placed, before packing: the work array of a table that holds
+// Every key placed, before packing: the work table of a table that holds
 // them all, and how they got there. WriteTable packs it into memory the
 // caller owns, with the types the placement chose (PlaceHashes): a build
 // chooses its table type once.
 class StaticPlacement {
  public:
-  // The placement in `work`, the storage of the work array Array that
-  // placed the keys for the table type Table (VisitTable's for the layout).
-  template <typename Array, typename Table>
-  static StaticPlacement Of(const BucketLayout& layout, uint32_t num_buckets,
-                            typename Array::Storage work,
+  // The placement in `work`, the work table of type Work that placed the
+  // keys for the table type Table (VisitTable's for the layout).
+  template <typename Work, typename Table>
+  static StaticPlacement Of(const BucketLayout& layout, BucketTable work,
                             const StaticBuildStats& stats) {
-    return StaticPlacement(layout, num_buckets, std::move(work), stats,
-                           &WriteWith<Array, Table>);
+    return StaticPlacement(layout, std::move(work), stats,
+                           &WriteWith<Work, Table>);
   }
 
   const BucketLayout& layout() const { return layout_; }
-  uint32_t num_buckets() const { return num_buckets_; }
+  uint32_t num_buckets() const { return work_.num_buckets(); }
   const StaticBuildStats& stats() const { return stats_; }
   // TableDataBytes(layout(), num_buckets()) + kTablePaddingBytes.
   uint64_t table_bytes() const {
-    return TableDataBytes(layout_, num_buckets_) + kTablePaddingBytes;
+    return TableDataBytes(layout_, num_buckets()) + kTablePaddingBytes;
   }
 
   // Writes table_bytes() bytes at `out` (any alignment): the packed (and
@@ -440,67 +311,47 @@ class StaticPlacement {
   void WriteTable(uint8_t* out) const { write_(*this, out); }
 
   BucketTable ToTable() const {
-    BucketTable table(layout_, num_buckets_);
+    BucketTable table(layout_, num_buckets());
     WriteTable(table.mutable_bytes().data());
     return table;
   }
 
  private:
-  // The storage of each kind of work array: slots of 16 or 32 bits
-  // (SlotArray), or the packed bits of a compiled 4-slot layout
-  // (PackedSlotArray).
-  using Work = std::variant<std::vector<uint8_t>, std::vector<uint16_t>,
-                            std::vector<uint32_t>>;
   using Writer = void (*)(const StaticPlacement&, uint8_t*);
 
-  StaticPlacement(const BucketLayout& layout, uint32_t num_buckets, Work work,
+  StaticPlacement(const BucketLayout& layout, BucketTable work,
                   const StaticBuildStats& stats, Writer write)
-      : layout_(layout),
-        num_buckets_(num_buckets),
-        stats_(stats),
-        work_(std::move(work)),
-        write_(write) {}
+      : layout_(layout), stats_(stats), work_(std::move(work)), write_(write) {}
 
-  template <typename Array, typename Table>
+  template <typename Work, typename Table>
   static void WriteWith(const StaticPlacement& placement, uint8_t* out) {
-    const auto& work = std::get<typename Array::Storage>(placement.work_);
+    const BucketTableView& work = placement.work_.view();
+    if (work.layout() == placement.layout_) {
+      // The work table is the table.
+      std::memcpy(out, work.data(),
+                  static_cast<size_t>(placement.table_bytes()));
+      return;
+    }
+    const auto load = [&](uint32_t bucket, uint32_t* slots) {
+      Work::Load(work, bucket, slots);
+    };
     if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
-      placement.WriteAnyLayout(work.data(), out);
+      placement.WriteAnyLayout(out, load);
     } else {
-      using Codec = typename Table::CodecType;
-      if constexpr (static_build_internal::kPackedWork<Codec>) {
-        if (!placement.layout_.semi_sorted) {
-          // The work array is the table.
-          std::memcpy(out, work.data(),
-                      static_cast<size_t>(placement.table_bytes()));
-          return;
-        }
-        placement.StreamBuckets<Codec>(
-            out, [&](uint32_t bucket, uint32_t* slots) {
-              typename Array::Lanes{}.Load(work.data(), bucket, slots);
-            });
-      } else {
-        placement.StreamBuckets<Codec>(
-            out, [&](uint32_t bucket, uint32_t* slots) {
-              std::copy_n(work.data() + size_t{bucket} * Codec::kSlots,
-                          Codec::kSlots, slots);
-            });
-      }
+      placement.StreamBuckets<typename Table::CodecType>(out, load);
     }
   }
 
   // Any layout: each nonempty bucket into a zeroed table, in place.
-  template <typename Slot>
-  void WriteAnyLayout(const Slot* slots, uint8_t* out) const {
+  // load(bucket, slots) gives the bucket's work slots.
+  template <typename LoadBucket>
+  void WriteAnyLayout(uint8_t* out, const LoadBucket& load) const {
     std::memset(out, 0, static_cast<size_t>(table_bytes()));
     const AnyBucketCodec codec(layout_);
-    const uint32_t b = static_cast<uint32_t>(layout_.bucket_size);
-    uint32_t scratch[kMaxBucketSize] = {};
-    for (uint32_t bucket = 0; bucket < num_buckets_; ++bucket) {
-      const Slot* s = slots + static_cast<size_t>(bucket) * b;
-      if (s[0] == 0) continue;
-      std::copy_n(s, b, scratch);
-      codec.Store(out, bucket, scratch);
+    uint32_t slots[kMaxBucketSize] = {};
+    for (uint32_t bucket = 0; bucket < num_buckets(); ++bucket) {
+      load(bucket, slots);
+      if (slots[0] != 0) codec.Store(out, bucket, slots);
     }
   }
 
@@ -514,7 +365,7 @@ class StaticPlacement {
     uint64_t pending = 0;  // bits not yet stored, from bit 0
     int pending_bits = 0;  // < 64
     uint32_t slots[Codec::kSlots];
-    for (uint32_t bucket = 0; bucket < num_buckets_; ++bucket) {
+    for (uint32_t bucket = 0; bucket < num_buckets(); ++bucket) {
       load(bucket, slots);
       const uint64_t word = slots[0] == 0 ? 0 : Codec{}.Encode(slots);
       pending |= word << pending_bits;
@@ -535,9 +386,8 @@ class StaticPlacement {
   }
 
   BucketLayout layout_;
-  uint32_t num_buckets_;
   StaticBuildStats stats_;
-  Work work_;
+  BucketTable work_;
   Writer write_;
 };
 
@@ -557,16 +407,15 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
   const CuckooHashing hashing(num_buckets, layout.fingerprint_bits);
   ++attempts->attempts;
   std::optional<StaticPlacement> placement;
-  // array_type is a null pointer to the work array's type.
-  auto place = [&](auto array_type, auto table_type) {
-    using Array = std::remove_pointer_t<decltype(array_type)>;
+  const BucketLayout work_layout = WorkLayout(layout);
+  auto place = [&](auto work_type, auto table_type) {
+    using Work = decltype(work_type);
     using Table = decltype(table_type);
-    typename Array::Storage storage;
     StaticBuildStats s;
-    const bool placed =
-        PlaceHashesWith<Array, Table>(hashes, hashing, &storage, &s);
+    std::optional<BucketTable> work =
+        PlaceHashesWith<Work>(hashes, hashing, work_layout, &s);
     attempts->searched_nodes += s.searched_nodes;
-    if (!placed) return;
+    if (!work) return;
     s.input_hashes = hashes.size();
     s.stored_entries = s.placed_greedily + s.placed_by_search;
     s.searched_nodes = attempts->searched_nodes;
@@ -574,43 +423,12 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
     s.num_buckets = num_buckets;
     s.load_factor = static_cast<double>(s.stored_entries) /
                     (static_cast<double>(num_buckets) * layout.bucket_size);
-    placement.emplace(StaticPlacement::Of<Array, Table>(layout, num_buckets,
-                                                        std::move(storage), s));
+    placement.emplace(
+        StaticPlacement::Of<Work, Table>(layout, std::move(*work), s));
   };
   VisitTable(layout, hashing, [&](auto table_type) {
-    using Table = decltype(table_type);
-    if constexpr (std::is_same_v<Table, AnyLayoutTable>) {
-      // A work slot of 16 bits for fingerprints up to 16 bits, else 32.
-      auto with_slot = [&](auto slot) {
-        using Slot = decltype(slot);
-        switch (layout.bucket_size) {
-          case 2:
-            place(static_cast<SlotArray<Slot, 2>*>(nullptr), table_type);
-            break;
-          case 4:
-            place(static_cast<SlotArray<Slot, 4>*>(nullptr), table_type);
-            break;
-          default:
-            place(static_cast<SlotArray<Slot, 8>*>(nullptr), table_type);
-        }
-      };
-      if (layout.fingerprint_bits <= 16) {
-        with_slot(uint16_t{});
-      } else {
-        with_slot(uint32_t{});
-      }
-    } else {
-      using Codec = typename Table::CodecType;
-      if constexpr (kPackedWork<Codec>) {
-        place(static_cast<PackedSlotArray<Codec::kFingerprintBits>*>(nullptr),
-              table_type);
-      } else {
-        // Every compiled layout has slots of at most 16 bits.
-        static_assert(Codec::kFingerprintBits <= 16);
-        place(static_cast<SlotArray<uint16_t, Codec::kSlots>*>(nullptr),
-              table_type);
-      }
-    }
+    VisitWorkTable<decltype(table_type)>(
+        work_layout, [&](auto work_type) { place(work_type, table_type); });
   });
   return placement;
 }
@@ -618,25 +436,17 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
 }  // namespace static_build_internal
 
 // The memory a placement at `num_buckets` buckets of `layout` holds besides
-// its input, for `entries` hashes, at its peak: the work array (the
-// fingerprint's bits per slot for the compiled 4-slot layouts, else 16 bits
-// per slot for fingerprints up to 16 bits and 32 above), one bit per bucket
-// and one per hash, and the search's queue. The packed table is the
-// caller's (StaticPlacement::WriteTable). For a caller that accounts for it,
-// such as the plugin's charge to RocksDB's block cache.
+// its input, for `entries` hashes, at its peak: the work table (of
+// WorkLayout), one bit per bucket and one per hash, and the search's queue.
+// The packed table is the caller's (StaticPlacement::WriteTable). For a
+// caller that accounts for it, such as the plugin's charge to RocksDB's
+// block cache.
 inline uint64_t StaticBuildWorkingBytes(const BucketLayout& layout,
                                         uint64_t num_buckets,
                                         uint64_t entries) {
-  uint64_t work_bytes = num_buckets * layout.bucket_size *
-                        (layout.fingerprint_bits <= 16 ? 2 : 4);
-  VisitCompiledBucket(layout, [&](auto bucket) {
-    if constexpr (static_build_internal::kPackedWork<decltype(bucket)>) {
-      work_bytes =
-          TableDataBytes(BucketLayout{4, layout.fingerprint_bits, false},
-                         num_buckets) +
-          kTablePaddingBytes;
-    }
-  });
+  const uint64_t work_bytes =
+      TableDataBytes(static_build_internal::WorkLayout(layout), num_buckets) +
+      kTablePaddingBytes;
   const uint64_t queue_bytes =
       static_build_internal::SearchQueueNodes(num_buckets) * sizeof(PathNode);
   return work_bytes + BucketMarks::BytesFor(num_buckets) +

@@ -65,6 +65,7 @@ inline constexpr bool
 template <typename Codec, typename Mapping>
 struct TableOver : Mapping {
   using CodecType = Codec;
+  using MappingType = Mapping;
   // At most kSlots slots; SlotsPerBucket(table) of them are read.
   static constexpr int kSlots = Codec::kMaxSlots;
 
