@@ -632,6 +632,9 @@ int Check(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     HashItems(filter, argv + 2, num_items, hashes.data());
     if (kQuestion == Question::kCount) {
       answers[0] = filter.Count(hashes[0]);
+    } else if (num_items == 1) {
+      // One item has no batch to overlap with.
+      answers[0] = filter.Contains(hashes[0]);
     } else {
       ItemArray<bool> found(static_cast<size_t>(num_items));
       filter.ContainsBatch(hashes.data(), static_cast<size_t>(num_items),
