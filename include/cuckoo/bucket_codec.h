@@ -664,17 +664,17 @@ class WholeSlotCodec
     }
     return count;
   }
+  // The nonempty slots counted: a loop the compiler vectorizes.
   CUCKOO_ALWAYS_INLINE int Occupancy(const uint8_t* data,
                                      uint32_t bucket) const {
-    return kSlots - Count(data, bucket, 0);
-  }
-  // The nonempty slots counted: a loop the compiler vectorizes.
-  CUCKOO_ALWAYS_INLINE int Fill(const uint8_t* data, uint32_t bucket) const {
-    int fill = 0;
+    int occupied = 0;
     for (int slot = 0; slot < kSlots; ++slot) {
-      fill += At(data, bucket, slot) != 0;
+      occupied += At(data, bucket, slot) != 0;
     }
-    return fill;
+    return occupied;
+  }
+  CUCKOO_ALWAYS_INLINE int Fill(const uint8_t* data, uint32_t bucket) const {
+    return Occupancy(data, bucket);
   }
   CUCKOO_ALWAYS_INLINE void Load(const uint8_t* data, uint32_t bucket,
                                  uint32_t* out) const {
