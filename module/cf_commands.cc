@@ -36,7 +36,8 @@
 // narrower than RedisBloom's 8 bits: narrower ones give a key too few
 // alternate buckets for a large filter to reach its load. BITS or FPRATE
 // then set the width in that layout's buckets. CF.INFO reports b as given: the
-// value keeps it where the layout does not (cf_value.h, "The arguments chunk").
+// value keeps it where the layout does not (cf_module_format.h, "The arguments
+// chunk").
 //
 // Replication
 // -----------

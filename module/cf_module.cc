@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "cf_commands.h"
+#include "cf_module_format.h"
 #include "cf_value.h"
 #include "redis_module_api.h"
 
@@ -21,9 +22,9 @@ namespace cuckoo_cf {
 namespace {
 
 // The RDB encoding version of the type's records: 2 writes the record as
-// string buffers (FilterValue::ForEachRecordBuffer), so that saving copies
-// nothing the size of a filter; 1 is the whole record in one buffer, read
-// still.
+// string buffers (cf_module_format.h, ForEachRecordBuffer), so that saving
+// copies nothing the size of a filter; 1 is the whole record in one buffer,
+// read still.
 constexpr int kEncodingVersion = 2;
 constexpr int kSingleBufferVersion = 1;
 
@@ -60,7 +61,7 @@ void* RdbLoad(RedisModuleIO* io, int encoding_version) {
     bool read;
     if (encoding_version == kSingleBufferVersion) {
       read = for_each_buffer([&](const char* data, size_t size) {
-        value = FilterValue::FromRecord(std::string(data, size), &error);
+        value = ReadSingleBufferRecord(std::string(data, size), &error);
         return value.has_value();
       });
     } else {
@@ -85,8 +86,8 @@ void* RdbLoad(RedisModuleIO* io, int encoding_version) {
 
 void RdbSave(RedisModuleIO* io, void* value) {
   const FilterValue& filter = *static_cast<FilterValue*>(value);
-  RedisModule_SaveUnsigned(io, filter.RecordBufferCount());
-  filter.ForEachRecordBuffer([&](const char* data, size_t size) {
+  RedisModule_SaveUnsigned(io, RecordBufferCount(filter));
+  ForEachRecordBuffer(filter, [&](const char* data, size_t size) {
     RedisModule_SaveStringBuffer(io, data, size);
   });
 }
@@ -105,10 +106,10 @@ size_t MemoryUsage(const void* value) {
 }
 
 void Digest(RedisModuleDigest* digest, void* value) {
-  static_cast<FilterValue*>(value)->ForEachRecordBuffer(
-      [&](const char* data, size_t size) {
-        RedisModule_DigestAddStringBuffer(digest, data, size);
-      });
+  ForEachRecordBuffer(*static_cast<FilterValue*>(value),
+                      [&](const char* data, size_t size) {
+                        RedisModule_DigestAddStringBuffer(digest, data, size);
+                      });
   RedisModule_DigestEndSequence(digest);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The value of a CF key: a dynamic cuckoo filter, or one still arriving
-// through CF.LOADCHUNK; how items are hashed into it; and its persistent
-// forms: the RDB record, the chunks that rebuild it, and its digest. No
-// server types: the module's data type (cf_module.cc) calls these.
+// through CF.LOADCHUNK; how items are hashed into it; and the chunks that
+// dump and rebuild it. No server types: the module's data type
+// (cf_module.cc) calls these.
 //
 // Hashing
 // -------
@@ -18,17 +18,8 @@
 // Filters with different seeds hash an item differently, so only filters
 // with the same seed can be merged.
 //
-// The arguments chunk
-// -------------------
-// What CF.RESERVE was given that the filter's serialization does not
-// record: a BUCKETSIZE other than the layout's slots per bucket
-// (cf_commands.cc, "Bucket size"). A value that has one saves it before the
-// filter, in 16 checksummed bytes: CF.SCANDUMP's first chunk, and a record
-// of its own kind. A value without one is saved as before the chunk
-// existed, so older dumps load and older modules load what needs no chunk.
-//
-// docs/cf-module-format.md has every form byte by byte: the RDB record's
-// kinds and buffers, the arguments chunk, the dump's order of chunks.
+// Its persistent forms are written and read by cf_module_format.h, which
+// docs/cf-module-format.md describes byte by byte.
 #pragma once
 
 #include <cstddef>
@@ -40,7 +31,7 @@
 #include <vector>
 
 #include "cuckoo/cuckoo_filter.h"
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 
 namespace cuckoo_cf {
 
@@ -109,11 +100,25 @@ class FilterValue {
     return *filter_;
   }
 
-  // The BUCKETSIZE CF.INFO reports (see "The arguments chunk").
+  // A ready value of a filter read from untrusted bytes, with the
+  // BUCKETSIZE of its arguments chunk (0 without one); nullopt, with
+  // *error set, when there is no filter, it is not a CF filter, or it
+  // contradicts the arguments chunk.
+  static std::optional<FilterValue> OfLoaded(
+      std::optional<cuckoo::CuckooFilter> filter, int bucket_size,
+      std::string* error);
+
+  // The BUCKETSIZE CF.INFO reports (cf_module_format.h, "The arguments
+  // chunk").
   int bucket_size() const {
     return bucket_size_ != 0 ? bucket_size_
                              : filter_->options().layout.bucket_size;
   }
+  // The arguments chunk's BUCKETSIZE, or 0 when the value has none.
+  int arguments_bucket_size() const { return bucket_size_; }
+  // The chunks of a load in progress, the arguments chunk first if there
+  // is one.
+  const std::vector<std::string>& loaded_chunks() const { return chunks_; }
 
   // CuckooFilterDumper::ImageChecksum of the filter, kept until it changes,
   // so that each CF.SCANDUMP call does not read the whole filter.
@@ -144,29 +149,12 @@ class FilterValue {
   // past the last.
   bool DumpChunk(uint64_t position, std::vector<uint8_t>* chunk) const;
 
-  // The RDB record as string buffers (RdbSave): a kind byte, then for a
-  // filter its arguments chunk if it has one and its serialization in three
-  // parts (the header and stash, the table as the filter holds it, and the
-  // checksum), or the chunks of a load in progress. Nothing the size of the
-  // table is copied.
-  size_t RecordBufferCount() const;
-  void ForEachRecordBuffer(
-      const std::function<void(const char*, size_t)>& emit) const;
-
-  // The record of encoding version 1, one buffer: the kind byte, then the
-  // whole serialized filter, or u32 count and per chunk u64 size and bytes.
-  // FromRecord validates everything; nullopt with *error set when a check
-  // fails.
-  static std::optional<FilterValue> FromRecord(const std::string& record,
-                                               std::string* error);
-
   // Calls emit(position, chunk) with the CF.LOADCHUNK arguments that
   // rebuild this value, in order (the AOF rewrite), one chunk at a time.
   void ForEachChunk(
       const std::function<void(uint64_t, const std::string&)>& emit) const;
 
  private:
-  friend class RecordReader;
   FilterValue() = default;
   bool Replay(std::string* error);
   // Makes the value ready with `filter`, unless it contradicts the
@@ -181,27 +169,6 @@ class FilterValue {
   // A load in progress: the chunks so far, and the loader they fed.
   std::vector<std::string> chunks_;
   HeapLoader loader_;
-};
-
-// A FilterValue rebuilt from the buffers of its ForEachRecordBuffer, given
-// in order as they are read; every buffer is validated (untrusted bytes).
-class RecordReader {
- public:
-  // False, with *error set, when the buffer cannot continue a record.
-  bool Add(const char* data, size_t size, std::string* error);
-  // The value, once every buffer was added; nullopt with *error set when
-  // the record is incomplete or invalid.
-  std::optional<FilterValue> Finish(std::string* error);
-
- private:
-  int kind_ = -1;
-  size_t added_ = 0;
-  int bucket_size_ = 0;  // from the record's arguments chunk
-  // A filter's header and stash, kept until its table's size is known.
-  std::string head_;
-  std::optional<cuckoo::CuckooFilterLoader> loader_;
-  // A load in progress, from its first chunk on.
-  std::optional<FilterValue> loading_;
 };
 
 }  // namespace cuckoo_cf

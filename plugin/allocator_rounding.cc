@@ -12,7 +12,7 @@
 #endif
 
 #include "cuckoo/static_builder.h"
-#include "cuckoo_filter_block.h"
+#include "filter_format.h"
 
 namespace rocksdb_cuckoo {
 namespace {

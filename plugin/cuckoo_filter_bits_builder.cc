@@ -14,7 +14,7 @@
 #include "cuckoo/hashing.h"
 #include "cuckoo/table_types.h"
 #include "cuckoo_filter_bits_reader.h"
-#include "cuckoo_filter_block.h"
+#include "filter_format.h"
 #include "rocksdb_interfaces.h"
 
 namespace rocksdb_cuckoo {

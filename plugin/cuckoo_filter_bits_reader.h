@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <deque>
 
-#include "cuckoo_filter_block.h"
+#include "filter_format.h"
 #include "table/block_based/filter_policy_internal.h"
 
 namespace rocksdb_cuckoo {

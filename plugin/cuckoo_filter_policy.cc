@@ -18,7 +18,7 @@
 #include "cuckoo/sizing.h"
 #include "cuckoo_filter_bits_builder.h"
 #include "cuckoo_filter_bits_reader.h"
-#include "cuckoo_filter_block.h"
+#include "filter_format.h"
 #include "level_budgets.h"
 #include "rocksdb/utilities/options_type.h"
 #include "rocksdb_cuckoo.h"

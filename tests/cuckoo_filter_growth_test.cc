@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "cuckoo/cuckoo_filter.h"
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 #include "test_util.h"
 
 namespace cuckoo {

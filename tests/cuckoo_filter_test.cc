@@ -9,7 +9,7 @@
 #include <cstring>
 #include <map>
 
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 #include "cuckoo/sizing.h"
 #include "test_util.h"
 

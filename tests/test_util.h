@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cuckoo/concurrent_cuckoo_filter.h"
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 
 namespace cuckoo {
 namespace testing {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 #include "test_util.h"
 
 namespace cuckoo {

@@ -120,7 +120,7 @@
 #include <utility>
 #include <vector>
 
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 
 namespace cuckoo {
 
@@ -222,84 +222,37 @@ class ConcurrentCuckooFilter {
     return total;
   }
 
-  // Format: magic "CKS\x01", shard count (4), then per shard its size (8)
-  // and its serialized filter (cuckoo_filter_serialization.h), then the
-  // XXH3-64 of every byte before it. Little-endian. The shards share one
-  // key hasher. docs/dynamic-filter-format.md has the whole format.
+  // The sharded form of dynamic_filter_format.h: each shard's serialized
+  // filter, the shards one after the other.
   std::vector<uint8_t> Serialize() const {
     std::vector<std::vector<uint8_t>> parts;
     parts.reserve(shards_.size());
-    size_t size = sizeof(kMagic) + 4 + 8;
     for (const Shard& shard : shards_) {
       parts.push_back(Read(shard, [](const CuckooFilter& f) {
         return SerializeCuckooFilter(f);
       }));
-      size += 8 + parts.back().size();
     }
-    std::vector<uint8_t> out(size);
-    byte_io::Writer writer(out.data());
-    writer.PutBytes(kMagic, sizeof(kMagic));
-    writer.Put<uint32_t>(NumShards());
-    for (const std::vector<uint8_t>& part : parts) {
-      writer.Put<uint64_t>(part.size());
-      writer.PutBytes(part.data(), part.size());
-    }
-    writer.Put<uint64_t>(XXH3_64bits(out.data(), size - 8));
-    return out;
+    return WriteShardedFilter(parts);
   }
 
   // Reads Serialize()'s bytes; nullptr, with *error set, for bytes that are
   // not a valid filter.
   static std::unique_ptr<ConcurrentCuckooFilter> Deserialize(
       const uint8_t* data, size_t size, std::string* error) {
-    auto fail = [error](const std::string& why) {
-      if (error != nullptr) *error = "concurrent cuckoo filter: " + why;
-      return nullptr;
-    };
-    constexpr size_t kFixed = sizeof(kMagic) + 4 + 8;
-    if (data == nullptr || size < kFixed ||
-        std::memcmp(data, kMagic, sizeof(kMagic)) != 0) {
-      return fail("not a serialized concurrent cuckoo filter");
-    }
-    if (XXH3_64bits(data, size - 8) !=
-        byte_io::Load<uint64_t>(data + size - 8)) {
-      return fail("checksum mismatch: the buffer is corrupt");
-    }
-    const uint32_t shards = byte_io::Load<uint32_t>(data + sizeof(kMagic));
-    if (shards == 0 || shards > kMaxShards) {
-      return fail(std::to_string(shards) + " shards");
-    }
+    std::optional<std::vector<CuckooFilter>> shards =
+        ReadShardedFilter(data, size, error);
+    if (!shards) return nullptr;
     std::unique_ptr<ConcurrentCuckooFilter> filter(
-        new ConcurrentCuckooFilter(shards));
-    size_t at = sizeof(kMagic) + 4;
-    const size_t end = size - 8;
-    for (uint32_t i = 0; i < shards; ++i) {
-      if (end - at < 8) return fail("truncated at shard " + std::to_string(i));
-      const uint64_t length = byte_io::Load<uint64_t>(data + at);
-      at += 8;
-      if (length > end - at) {
-        return fail("shard " + std::to_string(i) + " runs past the end");
-      }
-      std::string why;
-      std::optional<CuckooFilter> shard =
-          DeserializeCuckooFilter(data + at, static_cast<size_t>(length), &why);
-      if (!shard) return fail("shard " + std::to_string(i) + ": " + why);
-      if (i > 0 && shard->options().hasher !=
-                       filter->shards_[0].filter->options().hasher) {
-        return fail("shard " + std::to_string(i) +
-                    " was filled with another key hasher than shard 0");
-      }
-      filter->shards_[i].filter.emplace(std::move(*shard));
-      at += static_cast<size_t>(length);
+        new ConcurrentCuckooFilter(static_cast<uint32_t>(shards->size())));
+    for (size_t i = 0; i < shards->size(); ++i) {
+      filter->shards_[i].filter.emplace(std::move((*shards)[i]));
     }
-    if (at != end) return fail("bytes after the last shard");
     filter->ChooseBatchLookup();
     return filter;
   }
 
  private:
-  static constexpr uint8_t kMagic[4] = {'C', 'K', 'S', 0x01};
-  static constexpr uint32_t kMaxShards = 1u << 16;
+  static constexpr uint32_t kMaxShards = serialization::kMaxShards;
   static constexpr size_t kReaderSlots = 32;
 
   struct alignas(64) Shard {

@@ -3,7 +3,7 @@
 // insert, lookup, delete and count (filter_core.h: the algorithms, the
 // stash), a bucket layout chosen at run time, growth in place, merge,
 // statistics, and a checksummed serialization, whole or in chunks
-// (cuckoo_filter_serialization.h). Not thread-safe; see
+// (dynamic_filter_format.h). Not thread-safe; see
 // concurrent_cuckoo_filter.h for the thread-safe filter.
 //
 // Layout and dispatch
@@ -124,7 +124,7 @@ class CuckooFilter {
   }
 
   // A filter with the given contents, such as a loader has read
-  // (cuckoo_filter_serialization.h): after `growths` growths, with `table`
+  // (dynamic_filter_format.h): after `growths` growths, with `table`
   // (whose slots must be SlotLayout(options, the hashing after those
   // growths)), `stash` and `history`. Everything is checked, as for bytes
   // from an untrusted source: the options and the geometry

@@ -3,7 +3,7 @@
 // validation, and the geometry they give a filter: the bucket counts it
 // may have after each growth, its key mapping and the layout of its slots
 // (cuckoo_filter.h, "Growth"). The constructor, Restore and the loaders of
-// cuckoo_filter_serialization.h check options and counts here.
+// dynamic_filter_format.h check options and counts here.
 #pragma once
 
 #include <cmath>

@@ -52,7 +52,7 @@
 #include <vector>
 
 #include "cuckoo/cuckoo_filter.h"
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 #include "cuckoo/hashing.h"
 #include "cuckoo/table_types.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cuckoo/cuckoo_filter.h"
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 #include "test_util.h"
 
 namespace {

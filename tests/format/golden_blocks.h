@@ -17,7 +17,7 @@
 
 #include "cuckoo/bucket_table.h"
 #include "cuckoo/hashing.h"
-#include "cuckoo_filter_block.h"
+#include "filter_format.h"
 
 namespace cuckoo_golden {
 

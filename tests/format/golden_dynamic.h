@@ -14,7 +14,7 @@
 
 #include "cuckoo/concurrent_cuckoo_filter.h"
 #include "cuckoo/cuckoo_filter.h"
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 #include "cuckoo/hashing.h"
 
 namespace cuckoo_golden {

@@ -19,7 +19,7 @@
 #include "cuckoo/hashing.h"
 #include "cuckoo/semi_sort.h"
 #include "cuckoo/sizing.h"
-#include "cuckoo_filter_block.h"
+#include "filter_format.h"
 #include "golden_blocks.h"
 #include "golden_dynamic.h"
 

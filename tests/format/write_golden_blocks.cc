@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cuckoo/sizing.h"
-#include "cuckoo_filter_block.h"
+#include "filter_format.h"
 #include "golden_blocks.h"
 #include "golden_dynamic.h"
 

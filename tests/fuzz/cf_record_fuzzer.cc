@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// Fuzz target: the CF module's RDB records (module/cf_value.h) on arbitrary
-// bytes, as RDB loading and RESTORE hand them over. Each input is read two
-// ways: as a record of encoding version 1 (FromRecord: one buffer), and as
-// the buffers of version 2 (RecordReader), framed here as a u32 size before
-// each buffer. Either refuses it with a reason or gives a value whose
-// buffers read back as a value with the same buffers. Chunks are checked
+// Fuzz target: the CF module's RDB records (module/cf_module_format.h) on
+// arbitrary bytes, as RDB loading and RESTORE hand them over. Each input is
+// read two ways: as a record of encoding version 1 (ReadSingleBufferRecord: one
+// buffer), and as the buffers of version 2 (RecordReader), framed here as a u32
+// size before each buffer. Either refuses it with a reason or gives a value
+// whose buffers read back as a value with the same buffers. Chunks are checked
 // one by one as CF.LOADCHUNK checks them, so this also fuzzes the chunk
 // loader behind a valid first chunk. It never reads outside the input.
 #include <cstddef>
@@ -14,15 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "cf_value.h"
+#include "cf_module_format.h"
 
 namespace {
 
 std::vector<std::string> Buffers(const cuckoo_cf::FilterValue& value) {
   std::vector<std::string> buffers;
-  value.ForEachRecordBuffer(
-      [&](const char* data, size_t size) { buffers.emplace_back(data, size); });
-  if (buffers.size() != value.RecordBufferCount()) __builtin_trap();
+  cuckoo_cf::ForEachRecordBuffer(value, [&](const char* data, size_t size) {
+    buffers.emplace_back(data, size);
+  });
+  if (buffers.size() != cuckoo_cf::RecordBufferCount(value)) __builtin_trap();
   return buffers;
 }
 
@@ -70,7 +71,7 @@ void Check(std::optional<cuckoo_cf::FilterValue> value,
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t size) {
   const std::string record(reinterpret_cast<const char*>(input), size);
   std::string error;
-  Check(cuckoo_cf::FilterValue::FromRecord(record, &error), error);
+  Check(cuckoo_cf::ReadSingleBufferRecord(record, &error), error);
 
   std::vector<std::string> buffers;
   for (size_t at = 0; size - at >= 4;) {

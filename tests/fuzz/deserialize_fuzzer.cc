@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cuckoo/dynamic_filter_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* input, size_t input_size) {
   if (input_size < 1) return 0;

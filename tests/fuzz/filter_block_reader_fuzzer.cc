@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "cuckoo_filter_block.h"
 #include "cuckoo_filter_policy.h"
+#include "filter_format.h"
 #include "table/block_based/filter_policy_internal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

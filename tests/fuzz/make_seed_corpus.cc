@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cf_value.h"
-#include "cuckoo/cuckoo_filter_serialization.h"
+#include "cf_module_format.h"
+#include "cuckoo/dynamic_filter_format.h"
 #include "cuckoo_filter_policy.h"
 #include "rocksdb/table.h"
 #include "table/block_based/filter_policy_internal.h"
@@ -32,8 +32,9 @@ void Write(const std::string& folder, const std::string& name,
 void WriteRecords(const std::string& folder, const std::string& name,
                   const cuckoo_cf::FilterValue& value) {
   std::vector<std::string> buffers;
-  value.ForEachRecordBuffer(
-      [&](const char* data, size_t size) { buffers.emplace_back(data, size); });
+  cuckoo_cf::ForEachRecordBuffer(value, [&](const char* data, size_t size) {
+    buffers.emplace_back(data, size);
+  });
   std::string single = buffers[0];
   if (!value.ready()) {
     const uint32_t count = static_cast<uint32_t>(buffers.size() - 1);

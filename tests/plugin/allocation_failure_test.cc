@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "cuckoo_filter_block.h"
 #include "cuckoo_filter_policy.h"
+#include "filter_format.h"
 #include "rocksdb/env.h"
 #include "rocksdb/table.h"
 #include "table/block_based/filter_policy_internal.h"

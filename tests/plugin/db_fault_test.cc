@@ -15,8 +15,8 @@
 #include <memory>
 #include <string>
 
-#include "cuckoo_filter_block.h"
 #include "db_test_util.h"
+#include "filter_format.h"
 #include "rocksdb_interfaces.h"
 #include "table/block_based/filter_policy_internal.h"
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "cuckoo/sizing.h"
-#include "cuckoo_filter_block.h"
 #include "cuckoo_filter_policy.h"
+#include "filter_format.h"
 #include "rocksdb/table.h"
 #include "rocksdb_interfaces.h"
 #include "table/block_based/filter_policy_internal.h"

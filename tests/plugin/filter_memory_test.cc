@@ -23,9 +23,9 @@
 
 #include "cuckoo/sizing.h"
 #include "cuckoo/static_builder.h"
-#include "cuckoo_filter_block.h"
 #include "cuckoo_filter_policy.h"
 #include "db_test_util.h"
+#include "filter_format.h"
 #include "rocksdb/cache.h"
 // Cache itself (GetUsage): in cache.h until RocksDB 8.0, in advanced_cache.h
 // from 8.1.

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "cuckoo/sizing.h"
-#include "cuckoo_filter_block.h"
 #include "cuckoo_filter_policy.h"
 #include "db_test_util.h"
+#include "filter_format.h"
 #include "monkey_budgets.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/metadata.h"

@@ -29,6 +29,11 @@
 // filter's end is refused with a reason and leaves the loader as it was, so
 // the right chunk can follow. The filter must not change while it is being
 // dumped.
+//
+// The sharded filter (ConcurrentCuckooFilter) is written as magic
+// "CKS\x01", the shard count (4 bytes), then per shard its size (8) and its
+// serialized filter, then the XXH3-64 of every byte before it
+// (WriteShardedFilter, ReadShardedFilter).
 #pragma once
 
 #include <algorithm>
@@ -58,6 +63,9 @@ inline constexpr uint8_t kKnownFlags = kSemiSortedFlag | kHasherMask;
 inline constexpr uint8_t kChunkMagic[4] = {'C', 'K', 'C', 0x01};
 inline constexpr size_t kChunkHeaderBytes = 40;
 inline constexpr size_t kChunkChecksumBytes = 8;
+
+inline constexpr uint8_t kShardedMagic[4] = {'C', 'K', 'S', 0x01};
+inline constexpr uint32_t kMaxShards = 1u << 16;
 
 }  // namespace serialization
 
@@ -659,5 +667,72 @@ class CuckooFilterChunkLoader {
   uint64_t dump_id_ = 0;
   uint64_t total_size_ = 0;
 };
+
+// The sharded form of the shards' serialized filters, in shard order.
+inline std::vector<uint8_t> WriteShardedFilter(
+    const std::vector<std::vector<uint8_t>>& shards) {
+  constexpr size_t kFixed = sizeof(serialization::kShardedMagic) + 4 + 8;
+  size_t size = kFixed;
+  for (const std::vector<uint8_t>& shard : shards) size += 8 + shard.size();
+  std::vector<uint8_t> out(size);
+  byte_io::Writer writer(out.data());
+  writer.PutBytes(serialization::kShardedMagic,
+                  sizeof(serialization::kShardedMagic));
+  writer.Put<uint32_t>(static_cast<uint32_t>(shards.size()));
+  for (const std::vector<uint8_t>& shard : shards) {
+    writer.Put<uint64_t>(shard.size());
+    writer.PutBytes(shard.data(), shard.size());
+  }
+  writer.Put<uint64_t>(XXH3_64bits(out.data(), size - 8));
+  return out;
+}
+
+// Reads WriteShardedFilter's bytes: each shard's filter, in shard order;
+// nullopt, with *error set, for bytes that are not a sharded filter whose
+// shards all share one key hasher.
+inline std::optional<std::vector<CuckooFilter>> ReadShardedFilter(
+    const uint8_t* data, size_t size, std::string* error) {
+  auto fail = [error](const std::string& why) {
+    if (error != nullptr) *error = "concurrent cuckoo filter: " + why;
+    return std::nullopt;
+  };
+  const uint8_t(&magic)[4] = serialization::kShardedMagic;
+  constexpr size_t kFixed = sizeof(magic) + 4 + 8;
+  if (data == nullptr || size < kFixed ||
+      std::memcmp(data, magic, sizeof(magic)) != 0) {
+    return fail("not a serialized concurrent cuckoo filter");
+  }
+  if (XXH3_64bits(data, size - 8) != byte_io::Load<uint64_t>(data + size - 8)) {
+    return fail("checksum mismatch: the buffer is corrupt");
+  }
+  const uint32_t count = byte_io::Load<uint32_t>(data + sizeof(magic));
+  if (count == 0 || count > serialization::kMaxShards) {
+    return fail(std::to_string(count) + " shards");
+  }
+  std::vector<CuckooFilter> shards;
+  shards.reserve(count);
+  size_t at = sizeof(magic) + 4;
+  const size_t end = size - 8;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (end - at < 8) return fail("truncated at shard " + std::to_string(i));
+    const uint64_t length = byte_io::Load<uint64_t>(data + at);
+    at += 8;
+    if (length > end - at) {
+      return fail("shard " + std::to_string(i) + " runs past the end");
+    }
+    std::string why;
+    std::optional<CuckooFilter> shard =
+        DeserializeCuckooFilter(data + at, static_cast<size_t>(length), &why);
+    if (!shard) return fail("shard " + std::to_string(i) + ": " + why);
+    if (i > 0 && shard->options().hasher != shards[0].options().hasher) {
+      return fail("shard " + std::to_string(i) +
+                  " was filled with another key hasher than shard 0");
+    }
+    shards.push_back(std::move(*shard));
+    at += static_cast<size_t>(length);
+  }
+  if (at != end) return fail("bytes after the last shard");
+  return shards;
+}
 
 }  // namespace cuckoo
