@@ -225,6 +225,59 @@ TEST(CuckooFilterGrowthTest, TheCoreReportsFullAndTheFilterGrows) {
   EXPECT_EQ(filter.history().failed_inserts, 0u);
 }
 
+// A key inserted more times than its two buckets and the stash hold: the
+// copies past them are refused without a growth, which would move every
+// copy to the same two buckets of a larger table (RedisBloom's CF.ADD of
+// one item, over and over). The filter still grows for other keys, and
+// refuses the copy again after growing. Through Insert and InsertMany, for
+// plain and semi-sorted buckets.
+TEST(CuckooFilterGrowthTest, CopiesPastTheirBucketsAreRefusedWithoutGrowing) {
+  for (bool semi_sorted : {false, true}) {
+    SCOPED_TRACE(semi_sorted);
+    CuckooFilterOptions options = GrowingOptions(13, 2, 5, semi_sorted);
+    options.stash_capacity = 3;
+    const int room = 2 * options.layout.bucket_size;  // the pair's slots
+    HashStream stream(semi_sorted ? 41 : 40);
+    CuckooFilter filter(1024, options);
+    const uint64_t key = stream.Next();
+    const size_t bytes = filter.SizeInBytes();
+    for (int i = 0; i < room + 3; ++i) {
+      ASSERT_EQ(filter.Insert(key), InsertResult::kOk) << i;
+    }
+    EXPECT_EQ(filter.stash().size(), 3u);
+    EXPECT_EQ(filter.Insert(key), InsertResult::kFull);
+    EXPECT_EQ(filter.Growths(), 0u);
+    EXPECT_EQ(filter.SizeInBytes(), bytes);
+    EXPECT_EQ(filter.history().failed_inserts, 1u);
+    EXPECT_EQ(filter.Count(key), static_cast<uint32_t>(room + 3));
+    // A batch of copies stops at the same place, and the batch's other keys
+    // are stored.
+    const std::vector<uint64_t> batch = {key, stream.Next(), key,
+                                         stream.Next()};
+    std::vector<InsertResult> results(batch.size());
+    EXPECT_EQ(filter.InsertMany(batch.data(), batch.size(), results.data()),
+              2u);
+    EXPECT_EQ(results[0], InsertResult::kFull);
+    EXPECT_EQ(results[1], InsertResult::kOk);
+    EXPECT_EQ(results[2], InsertResult::kFull);
+    EXPECT_EQ(results[3], InsertResult::kOk);
+    EXPECT_EQ(filter.Growths(), 0u);
+    EXPECT_EQ(filter.history().failed_inserts, 3u);
+    // Other keys fill the filter until it grows (the stash is full of the
+    // copies, so their first failed walk grows it), and the copies stay.
+    while (filter.Growths() == 0) {
+      ASSERT_EQ(filter.Insert(stream.Next()), InsertResult::kOk);
+    }
+    EXPECT_EQ(filter.Count(key), static_cast<uint32_t>(room + 3));
+    EXPECT_EQ(filter.Insert(key), InsertResult::kFull);
+    EXPECT_EQ(filter.Growths(), 1u);
+    // Erasing one copy makes room for one.
+    ASSERT_TRUE(filter.Erase(key));
+    EXPECT_EQ(filter.Insert(key), InsertResult::kOk);
+    EXPECT_EQ(filter.Count(key), static_cast<uint32_t>(room + 3));
+  }
+}
+
 TEST(CuckooFilterGrowthTest, RejectsExpansionsAndLimitsItCannotHonour) {
   auto make = [](int f, uint32_t expansion, uint32_t max_growths,
                  uint64_t buckets = 64) {

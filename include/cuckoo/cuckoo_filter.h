@@ -51,7 +51,11 @@
 // first, at a slightly lower average load than one table would. After G
 // growths the filter no longer grows, and Insert reports kFull as a filter
 // without expansion does. No growth ever drops a fingerprint: the 2^e new
-// buckets of an old bucket hold exactly its slots.
+// buckets of an old bucket hold exactly its slots. Nor does a growth make
+// room for one more copy of a key whose two buckets hold nothing but its
+// copies: the copies are equal slots, and all move to the same two buckets
+// of the grown table. Such an insert reports kFull without growing, where
+// growing would multiply the table for nothing, up to the growth limit.
 #pragma once
 
 #include <algorithm>
@@ -444,6 +448,7 @@ class CuckooFilter {
                                      InsertResult*, size_t*);
     bool (*erase)(FilterState&, uint64_t);
     uint32_t (*count)(const FilterState&, uint64_t);
+    bool (*buckets_full_of_copies)(const FilterState&, uint64_t);
   };
 
   // The core's insert, and the growth and retry when it reports kFull.
@@ -473,7 +478,8 @@ class CuckooFilter {
                                           &InsertBatchWith<Core, false>,
                                           &InsertBatchWith<Core, true>,
                                           &Core::Erase,
-                                          &Core::Count};
+                                          &Core::Count,
+                                          &Core::BucketsFullOfCopies};
     return &dispatch;
   }
 
@@ -611,8 +617,13 @@ class CuckooFilter {
 
   // The end of an insert the core had no room for: the filter grows and
   // the grown filter, whose table type may differ, inserts the key; when
-  // it cannot grow, the insert is counted as failed.
+  // it cannot grow, or a growth would not make room (see "Growth"), the
+  // insert is counted as failed.
   InsertResult GrowAndInsert(uint64_t hash) {
+    if (dispatch_->buckets_full_of_copies(state_, hash)) {
+      ++state_.history.failed_inserts;
+      return InsertResult::kFull;
+    }
     bool grown;
     try {
       grown = Grow();

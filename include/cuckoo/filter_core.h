@@ -46,10 +46,13 @@
 // Duplicates
 // ----------
 // Inserting the same key k times stores k copies (up to 2b + stash entries);
-// Count reports them and each Erase removes one. Two different keys whose
-// fingerprints and bucket pairs coincide are indistinguishable: that is the
-// false-positive event, and Erase of a key that was never inserted may remove
-// such a twin. Only erase keys that were inserted.
+// Count reports them and each Erase removes one. A copy that finds its two
+// buckets full of copies and the stash full is refused (kFull), and the
+// dynamic filter does not grow for it (cuckoo_filter.h, "Growth"). Two
+// different keys whose fingerprints and bucket pairs coincide are
+// indistinguishable: that is the false-positive event, and Erase of a key that
+// was never inserted may remove such a twin. Only erase keys that were
+// inserted.
 #pragma once
 
 #include <algorithm>
@@ -345,6 +348,18 @@ class FilterCore {
       return true;
     }
     return state.EraseFromStash(position);
+  }
+
+  // Whether the key's two buckets hold nothing but copies of its
+  // fingerprint: then no move makes room for another copy, since each
+  // copy's other bucket is the pair's other bucket.
+  static bool BucketsFullOfCopies(const FilterState& state, uint64_t hash) {
+    const KeyPosition position = Locate(state, hash);
+    const BucketTableView& view = state.table.view();
+    const int slots = Table::SlotsPerBucket(view);
+    return Table::Count(view, position.bucket, position.fingerprint) == slots &&
+           Table::Count(view, position.alternate, position.fingerprint) ==
+               slots;
   }
 
   CUCKOO_ALWAYS_INLINE static uint32_t Count(const FilterState& state,

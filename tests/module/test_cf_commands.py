@@ -291,6 +291,37 @@ def test_filter_without_growth_fills_and_loses_nothing(server):
     assert r.cf().mexists("f", *stored) == [1] * len(stored)
 
 
+def test_one_item_added_over_and_over_does_not_grow_the_filter(server):
+    # Every copy of an item has its two buckets; once they and the stash
+    # hold only its copies, a growth would move them all to the same two
+    # buckets of a larger table. Such a copy is refused instead, and the
+    # filter keeps its size and every other item.
+    r = server.client
+    r.execute_command("CF.RESERVE", "f", 100000)
+    others = items(1000)
+    r.execute_command("CF.INSERT", "f", "ITEMS", *others)
+    buckets = r.cf().info("f").bucketNum
+    added = 0
+    for _ in range(64):
+        try:
+            r.execute_command("CF.ADD", "f", "again")
+            added += 1
+        except redis.ResponseError as e:
+            assert "Filter is full" in str(e)
+            break
+    # 2 buckets of 2 slots, and a stash of 4.
+    assert added == 8
+    assert r.execute_command("CF.COUNT", "f", "again") == added
+    memory = r.memory_usage("f")
+    assert r.execute_command("CF.INSERT", "f", "ITEMS", "again", "again") == [-1, -1]
+    assert r.cf().info("f").filterNum == 1
+    assert r.cf().info("f").bucketNum == buckets
+    assert r.memory_usage("f") == memory
+    assert r.cf().mexists("f", *others) == [1] * len(others)
+    assert r.execute_command("CF.DEL", "f", "again") == 1
+    assert r.execute_command("CF.ADD", "f", "again") == 1
+
+
 def test_memory_usage_counts_the_walks_log(server):
     # The first insert that has to move other items reserves the kick-out
     # walk's log for MAXITERATIONS steps (12 bytes each), and keeps it: it is
