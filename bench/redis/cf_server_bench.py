@@ -6,8 +6,10 @@
 #     50 clients, without a pipeline and 16 deep, random items, and of
 #     CF.EXISTS on a filter RedisBloom has expanded 4 times, beside the
 #     server's own time in the command (INFO commandstats); each
-#     repetition runs both modules, in alternating order, and the ratio of
-#     each pair is reported as the median and range over the repetitions;
+#     repetition starts a server for each module and runs them in short
+#     bursts, taking turns, so that both meet the same state of the
+#     machine; the ratio of each repetition is reported as the median and
+#     range over the repetitions;
 #   * MEMORY USAGE and the measured false-positive rate of filters reserved
 #     for the same capacity, empty, half full and full, and after
 #     RedisBloom's 1, 2 and 4 expansions, with the same items in all.
@@ -25,6 +27,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", 
 from redis_server import Server  # noqa: E402
 
 BATCH = 1000
+# Bursts of requests in each repetition of a throughput row.
+BURSTS = 10
 
 
 # The server runs on one core and redis-benchmark on another, so that they
@@ -39,26 +43,56 @@ def pin(pid, core):
         os.sched_setaffinity(pid, {core})
 
 
-def run_benchmark(client, port, command, requests, pipeline,
-                  random_range=100_000_000):
-    """redis-benchmark's requests/s and latency percentiles (ms), and the
-    server's own time in the command (INFO commandstats, microseconds per
-    call): what the module does, without the network and parsing around it,
-    which make up most of a request's time and most of its noise."""
-    client.config_resetstat()
-    output = subprocess.run(
+def run_benchmark(port, command, requests, pipeline, random_range):
+    """redis-benchmark's requests/s and latency percentiles (ms)."""
+    run = subprocess.run(
         ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", "50",
          "-n", str(requests), "-r", str(random_range), "-P", str(pipeline), "--csv",
          *command.split()],
-        check=True, capture_output=True, text=True, timeout=600,
-        preexec_fn=lambda: pin(0, CLIENT_CORE)).stdout
-    rows = list(csv.DictReader(io.StringIO(output)))
-    row = rows[-1]
-    result = {key: float(row[key]) for key in
-              ("rps", "avg_latency_ms", "p50_latency_ms", "p99_latency_ms")}
-    stats = client.info("commandstats")[f"cmdstat_{command.split()[0].lower()}"]
-    result["usec_per_call"] = float(stats["usec_per_call"])
-    return result
+        capture_output=True, text=True, timeout=600,
+        preexec_fn=lambda: pin(0, CLIENT_CORE))
+    if run.returncode != 0:
+        raise RuntimeError(f"redis-benchmark on port {port} exited with "
+                           f"{run.returncode}: {run.stdout[-500:]} {run.stderr[-500:]}")
+    row = list(csv.DictReader(io.StringIO(run.stdout)))[-1]
+    return {key: float(row[key]) for key in ("rps", "p50_latency_ms", "p99_latency_ms")}
+
+
+def take_turns(servers, command, requests, pipeline, bursts,
+               random_range=100_000_000, tag_items=True):
+    """Runs the servers in turn, bursts bursts of requests each, the order
+    alternating; returns for each server its throughput over all of its
+    bursts, the median of its bursts' latency percentiles (ms), and its own
+    time in the command (INFO commandstats, microseconds per call): what
+    the module does, without the network and parsing around it, which make
+    up most of a request's time and most of its noise. A ratio of two
+    servers' figures is then free of what changes in the machine from one
+    burst to the next, which fresh servers run one after the other are not.
+
+    redis-benchmark seeds its random items with the second XOR its process
+    id, so two of its runs a second apart can draw the same items; with
+    tag_items, each burst's items start with the burst's number
+    (3:000012345678), so that no burst adds an item another added."""
+    for server in servers.values():
+        server.client.config_resetstat()
+    runs = {name: [] for name in servers}
+    order = list(servers)
+    for burst in range(bursts):
+        burst_command = (command.replace("__rand_int__", f"{burst}:__rand_int__")
+                         if tag_items else command)
+        for name in order if burst % 2 == 0 else reversed(order):
+            runs[name].append(run_benchmark(servers[name].port, burst_command,
+                                            requests, pipeline, random_range))
+    results = {}
+    for name, server in servers.items():
+        stats = server.client.info("commandstats")
+        results[name] = {
+            "rps": bursts * requests / sum(requests / run["rps"] for run in runs[name]),
+            "usec_per_call": float(
+                stats[f"cmdstat_{command.split()[0].lower()}"]["usec_per_call"]),
+            **{key: statistics.median(run[key] for run in runs[name])
+               for key in ("p50_latency_ms", "p99_latency_ms")}}
+    return results
 
 
 def insert(client, key, items, nx=False):
@@ -132,87 +166,90 @@ def throughput(modules, repetitions, quick):
     grown_capacity = 10_000 if quick else 100_000
     grown = grown_items(modules, grown_capacity, 4)
     prefill = 20_000 if quick else 200_000
-    cores = (f"the server on core {SERVER_CORE}, redis-benchmark on core "
-             f"{CLIENT_CORE}" if PINNED else "server and client unpinned")
-    print(f"{repetitions} paired repetitions, a fresh server for each run, "
-          f"{cores}; "
-          "ratios ours / RedisBloom, median [range]; latencies are medians; "
+    bursts = 4 if quick else BURSTS
+    cores = (f"the servers on core {SERVER_CORE}, redis-benchmark on core "
+             f"{CLIENT_CORE}" if PINNED else "servers and client unpinned")
+    print(f"{repetitions} repetitions, each with a fresh server for each module "
+          f"that take turns for {bursts} bursts of requests each, the order "
+          f"alternating; {cores}; "
+          "ratios ours / RedisBloom of the repetitions' throughputs, median "
+          "[range]; latencies are medians of the bursts' and the repetitions'; "
           "the in-command time is the server's own (INFO commandstats), its "
           "ratio RedisBloom's / ours, so that above 1 ours is faster there "
           "too. "
-          "Items are redis-benchmark's random integers, none of them among "
-          "those the filters were filled with. The filters: CF.ADD's "
-          "reserved for all it adds; CF.EXISTS's reserved for and holding "
-          f"{prefill:,} items; the grown one `CF.RESERVE key "
+          "Items are redis-benchmark's random integers after the burst's "
+          "number (3:000012345678), none of them among those the filters "
+          "were filled with. The filters: CF.ADD's "
+          "reserved for four times what it adds; CF.EXISTS's reserved for and "
+          f"holding {prefill:,} items; the grown one `CF.RESERVE key "
           f"{grown_capacity:,}` (defaults) holding {grown:,} items, where "
           "RedisBloom has expanded 4 times (5 sub-filters) and ours has grown "
           "in place.")
     print()
-    print("| command | filter | pipeline | ours req/s | RedisBloom req/s | ratio | "
-          "ours p50 / p99 ms | RedisBloom p50 / p99 ms | "
+    print("| command | filter | pipeline | requests per burst | ours req/s | "
+          "RedisBloom req/s | ratio | ours p50 / p99 ms | RedisBloom p50 / p99 ms | "
           "in-command µs ours / RedisBloom | in-command ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     scenarios = (("CF.ADD", "reserved"), ("CF.EXISTS", "reserved"),
                  ("CF.EXISTS", "grown"))
     for command, shape in scenarios:
         for pipeline in (1, 16):
-            requests = (50_000 if quick else 200_000) * (4 if pipeline > 1 else 1)
-
-            def run(name):
-                server = modules.start(name)
+            requests = (10_000 if quick else 40_000) * (5 if pipeline > 1 else 1)
+            if shape == "grown":
+                capacity, items = grown_capacity, grown
+            elif command == "CF.ADD":
+                capacity, items = 4 * bursts * requests, 0
+            else:
+                capacity, items = prefill, prefill
+            results = []
+            for _ in range(repetitions):
+                servers = pair(modules)
                 try:
-                    client = server.client
-                    if shape == "grown":
-                        client.execute_command("CF.RESERVE", "bench",
-                                               grown_capacity)
-                        items = grown
-                    elif command == "CF.ADD":
-                        client.execute_command("CF.RESERVE", "bench",
-                                               4 * requests)
-                        items = 0
-                    else:
-                        client.execute_command("CF.RESERVE", "bench", prefill)
-                        items = prefill
-                    if insert(client, "bench",
-                              [f"item:{i}" for i in range(items)]):
-                        raise AssertionError(f"{name} refused items")
-                    return run_benchmark(
-                        client, server.port, f"{command} bench __rand_int__",
-                        requests, pipeline)
+                    for name, server in servers.items():
+                        server.client.execute_command("CF.RESERVE", "bench", capacity)
+                        if insert(server.client, "bench",
+                                  [f"item:{i}" for i in range(items)]):
+                            raise AssertionError(f"{name} refused items")
+                    results.append(take_turns(
+                        servers, f"{command} bench __rand_int__", requests,
+                        pipeline, bursts))
                 finally:
-                    server.stop()
-            print_row(command, shape, pipeline, paired(repetitions, run))
-    large_filter(modules, repetitions, quick)
+                    stop(servers)
+            print_row(command, shape, pipeline, requests, results)
+    large_filter(modules, repetitions, bursts, quick)
     print()
 
 
-def paired(repetitions, run):
-    """run(name) for each module in each repetition, the order alternating:
-    {name: [result of each repetition]}."""
-    results = {"ours": [], "RedisBloom": []}
-    for repetition in range(repetitions):
-        order = ["ours", "RedisBloom"]
-        if repetition % 2:
-            order.reverse()
-        for name in order:
-            results[name].append(run(name))
-    return results
+def pair(modules):
+    """A fresh server for each module."""
+    servers = {}
+    try:
+        for name in ("ours", "RedisBloom"):
+            servers[name] = modules.start(name)
+    except BaseException:
+        stop(servers)
+        raise
+    return servers
 
 
-def print_row(command, shape, pipeline, results):
-    """A row of the throughput table from each module's runs, paired by
+def stop(servers):
+    for server in servers.values():
+        server.stop()
+
+
+def print_row(command, shape, pipeline, requests, results):
+    """A row of the throughput table from take_turns' result for each
     repetition."""
-    ratios = [o["rps"] / r["rps"] for o, r in
-              zip(results["ours"], results["RedisBloom"])]
+    ratios = [run["ours"]["rps"] / run["RedisBloom"]["rps"] for run in results]
     # Above 1, ours spends less time in the command, as the throughput
     # ratio is above 1 when ours serves more requests.
-    command_ratios = [r["usec_per_call"] / o["usec_per_call"] for o, r in
-                      zip(results["ours"], results["RedisBloom"])]
+    command_ratios = [run["RedisBloom"]["usec_per_call"] / run["ours"]["usec_per_call"]
+                      for run in results]
 
     def median(name, key):
-        return statistics.median(run[key] for run in results[name])
+        return statistics.median(run[name][key] for run in results)
 
-    print(f"| {command} | {shape} | {pipeline} | "
+    print(f"| {command} | {shape} | {pipeline} | {requests:,} | "
           f"{median('ours', 'rps'):,.0f} | "
           f"{median('RedisBloom', 'rps'):,.0f} | {ratio_cell(ratios)} | "
           f"{median('ours', 'p50_latency_ms'):.3f} / "
@@ -253,12 +290,12 @@ def fill_numbered(servers, count, key="bench"):
                 pipe.kill()
 
 
-def large_filter(modules, repetitions, quick):
+def large_filter(modules, repetitions, bursts, quick):
     """CF.MEXISTS of 100 items on a filter larger than the CPU's caches:
-    both servers filled once, then benchmarked in alternating order."""
+    both servers filled once, then each repetition a round of bursts."""
     count = 1_000_000 if quick else 100_000_000
-    requests = 5_000 if quick else 20_000
-    servers = {name: modules.start(name) for name in ("ours", "RedisBloom")}
+    requests = 2_000 if quick else 4_000
+    servers = pair(modules)
     try:
         for server in servers.values():
             server.client.execute_command("CF.RESERVE", "bench", count)
@@ -268,13 +305,15 @@ def large_filter(modules, repetitions, quick):
                  f" RedisBloom filters), half the probes present")
         command = "CF.MEXISTS bench" + " __rand_int__" * 100
         for pipeline in (1, 16):
-            results = paired(repetitions, lambda name: run_benchmark(
-                servers[name].client, servers[name].port, command, requests,
-                pipeline, random_range=2 * count))
-            print_row("CF.MEXISTS, 100 items", shape, pipeline, results)
+            # The items are the numbers the filters hold and their
+            # neighbours, untagged; a burst that draws another's items only
+            # reads the filter.
+            results = [take_turns(servers, command, requests, pipeline, bursts,
+                                  random_range=2 * count, tag_items=False)
+                       for _ in range(repetitions)]
+            print_row("CF.MEXISTS, 100 items", shape, pipeline, requests, results)
     finally:
-        for server in servers.values():
-            server.stop()
+        stop(servers)
 
 
 # The options a user would try beside the defaults: no growth, and the
