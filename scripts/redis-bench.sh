@@ -17,17 +17,20 @@
 # --peers-dir DIR, or git clone from GitHub; its build uses its release
 # flags and no network.
 #
-# usage: scripts/redis-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--parts LIST] [--out FILE]
+# usage: scripts/redis-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--parts LIST] [--control] [--out FILE]
 #   --quick        smaller runs, 2 repetitions: a smoke test
 #   --repetitions  N paired repetitions of the throughput runs (default 5)
 #   --parts        throughput, memory or both (the default), comma-separated
+#   --control      after the throughput table, its single-item rows with
+#                  ours in both servers: what the method reads where the
+#                  modules are the same
 #   --out FILE     also writes the tables to FILE
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/peers.sh"
 repo_root=$cuckoo_repo_root
-usage="usage: scripts/redis-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--parts LIST] [--out FILE]"
+usage="usage: scripts/redis-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--parts LIST] [--control] [--out FILE]"
 
 peers_dir=""
 out=""
@@ -38,6 +41,11 @@ while (($#)); do
       die "--parts needs throughput, memory or both, comma-separated"
     bench_args+=(--parts "$2")
     shift 2
+    continue
+  fi
+  if [ "$1" = --control ]; then
+    bench_args+=(--control)
+    shift
     continue
   fi
   cuckoo_peer_bench_flag "$@" || die "$usage"

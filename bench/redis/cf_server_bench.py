@@ -160,11 +160,16 @@ def grown_items(modules, capacity, expansions):
         server.stop()
 
 
-def throughput(modules, repetitions, quick):
-    print("### Throughput and latency (redis-benchmark, 50 clients)")
+def throughput(modules, repetitions, quick, control=False):
+    """The throughput table; with control, of ours against ours (the
+    RedisBloom server loads ours too), the single-item rows on the reserved
+    filters only: what the method reads where the modules are the same."""
+    peer = "ours again" if control else "RedisBloom"
+    print("### Throughput and latency (redis-benchmark, 50 clients)"
+          + (": control, ours against ours" if control else ""))
     print()
     grown_capacity = 10_000 if quick else 100_000
-    grown = grown_items(modules, grown_capacity, 4)
+    grown = 0 if control else grown_items(modules, grown_capacity, 4)
     prefill = 20_000 if quick else 200_000
     bursts = 4 if quick else BURSTS
     cores = (f"the servers on core {SERVER_CORE}, redis-benchmark on core "
@@ -172,26 +177,27 @@ def throughput(modules, repetitions, quick):
     print(f"{repetitions} repetitions, each with a fresh server for each module "
           f"that take turns for {bursts} bursts of requests each, the order "
           f"alternating; {cores}; "
-          "ratios ours / RedisBloom of the repetitions' throughputs, median "
+          f"ratios ours / {peer} of the repetitions' throughputs, median "
           "[range]; latencies are medians of the bursts' and the repetitions'; "
           "the in-command time is the server's own (INFO commandstats), its "
-          "ratio RedisBloom's / ours, so that above 1 ours is faster there "
+          f"ratio {peer}'s / ours, so that above 1 ours is faster there "
           "too. "
           "Items are redis-benchmark's random integers after the burst's "
           "number (3:000012345678), none of them among those the filters "
           "were filled with. The filters: CF.ADD's "
           "reserved for four times what it adds; CF.EXISTS's reserved for and "
-          f"holding {prefill:,} items; the grown one `CF.RESERVE key "
-          f"{grown_capacity:,}` (defaults) holding {grown:,} items, where "
-          "RedisBloom has expanded 4 times (5 sub-filters) and ours has grown "
-          "in place.")
+          f"holding {prefill:,} items"
+          + ("." if control else
+             f"; the grown one `CF.RESERVE key {grown_capacity:,}` (defaults) "
+             f"holding {grown:,} items, where RedisBloom has expanded 4 times "
+             "(5 sub-filters) and ours has grown in place."))
     print()
     print("| command | filter | pipeline | requests per burst | ours req/s | "
-          "RedisBloom req/s | ratio | ours p50 / p99 ms | RedisBloom p50 / p99 ms | "
-          "in-command µs ours / RedisBloom | in-command ratio |")
+          f"{peer} req/s | ratio | ours p50 / p99 ms | {peer} p50 / p99 ms | "
+          f"in-command µs ours / {peer} | in-command ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     scenarios = (("CF.ADD", "reserved"), ("CF.EXISTS", "reserved"),
-                 ("CF.EXISTS", "grown"))
+                 ("CF.EXISTS", "grown"))[:2 if control else 3]
     for command, shape in scenarios:
         for pipeline in (1, 16):
             requests = (10_000 if quick else 40_000) * (5 if pipeline > 1 else 1)
@@ -216,7 +222,8 @@ def throughput(modules, repetitions, quick):
                 finally:
                     stop(servers)
             print_row(command, shape, pipeline, requests, results)
-    large_filter(modules, repetitions, bursts, quick)
+    if not control:
+        large_filter(modules, repetitions, bursts, quick)
     print()
 
 
@@ -422,6 +429,9 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--parts", default="throughput,memory",
                         help="which tables: throughput, memory")
+    parser.add_argument("--control", action="store_true",
+                        help="after the throughput table, its single-item rows "
+                             "of ours against ours")
     args = parser.parse_args()
     parts = args.parts.split(",")
     repetitions = args.repetitions or (2 if args.quick else 5)
@@ -429,6 +439,10 @@ def main():
         modules = Modules(args.ours, args.redisbloom, folder)
         if "throughput" in parts:
             throughput(modules, repetitions, args.quick)
+            if args.control:
+                throughput(Modules(args.ours, args.ours,
+                                   os.path.join(folder, "control")),
+                           repetitions, args.quick, control=True)
         if "memory" in parts:
             memory_plan(modules, args.quick)
 
