@@ -11,16 +11,15 @@
 #   scripts/test.sh and scripts/test.sh --rocksdb 11.8.1 leave them
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 old_build=${1:-$repo_root/build}
 new_build=${2:-$repo_root/build-rocksdb-11.8.1}
 num_keys=${3:-200000}
 for build in "$old_build" "$new_build"; do
-  [ -x "$build/tests/cross_version_sst" ] || {
-    echo "check-cross-version: no $build/tests/cross_version_sst; build it first" \
-      "(scripts/test.sh, scripts/test.sh --rocksdb 11.8.1)" >&2
-    exit 1
-  }
+  [ -x "$build/tests/cross_version_sst" ] ||
+    die "no $build/tests/cross_version_sst; build it first" \
+      "(scripts/test.sh, scripts/test.sh --rocksdb 11.8.1)"
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -42,8 +41,5 @@ for direction in "$old_build $new_build" "$new_build $old_build"; do
     failures=$((failures + 1))
   fi
 done
-if [ "$failures" -ne 0 ]; then
-  echo "check-cross-version: $failures direction(s) failed"
-  exit 1
-fi
+[ "$failures" -eq 0 ] || die "$failures direction(s) failed"
 echo "check-cross-version: both directions read every key, with the filter in effect and the same false positives"

@@ -20,7 +20,7 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/debian-source.sh"
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+repo_root=$cuckoo_repo_root
 work=${BUILD_DIR:-$repo_root/build}/fresh-machine
 mirror=${MIRROR:-$(debian_mirror)} ||
   { log "no Debian archive in this machine's apt sources: set MIRROR"; exit 1; }

@@ -18,7 +18,7 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+repo_root=$cuckoo_repo_root
 ops=1000000
 kills=5
 if [ "${1:-}" = "--short" ]; then
@@ -172,8 +172,5 @@ for variant in "${variants[@]}"; do
     failures=$((failures + 1))
   fi
 done
-if [ "$failures" -ne 0 ]; then
-  echo "db-stress: $failures variant(s) failed"
-  exit 1
-fi
+[ "$failures" -eq 0 ] || die "$failures variant(s) failed"
 echo "db-stress: all ${#variants[@]} variants passed with zero verification failures"

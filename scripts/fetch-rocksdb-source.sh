@@ -25,7 +25,7 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+repo_root=$cuckoo_repo_root
 source "$repo_root/scripts/lib/debian-source.sh"
 usage="usage: fetch-rocksdb-source.sh DEST [--full] [VERSION | TARBALL]"
 dest=${1:?$usage}

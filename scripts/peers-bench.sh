@@ -28,7 +28,7 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+repo_root=$cuckoo_repo_root
 source "$repo_root/scripts/lib/peers.sh"
 usage="usage: scripts/peers-bench.sh [--peers-dir DIR] [--quick] [--repetitions N] [--log2-buckets K[,K...]] [--out FILE]"
 

@@ -20,8 +20,8 @@
 #   9.7.3 and FRocksDB 8.10.0, each with a .sha256
 set -euo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-source "$repo_root/scripts/lib/common.sh"  # the compiler cache
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 usage="usage: scripts/release.sh [--skip-checks] VERSION"
 skip_checks=""
 version=""

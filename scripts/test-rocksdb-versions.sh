@@ -12,7 +12,8 @@
 #   each run's log in build/rocksdb-versions-<version>.log
 set -uo pipefail
 
-repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+repo_root=$cuckoo_repo_root
 versions=("$@")
 ((${#versions[@]})) || versions=(7.8.3 9.10.0 10.10.1 11.8.1)
 mkdir -p "$repo_root/build"
