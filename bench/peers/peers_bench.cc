@@ -453,61 +453,70 @@ struct InsertRun {
 // noinline stay calls, as in any caller.
 #define CUCKOO_PEERS_TIMED_LOOP __attribute__((flatten))
 
-// Inserts keys [first, last) until one fails; returns where it stopped.
-template <typename Filter>
-CUCKOO_PEERS_TIMED_LOOP size_t InsertUntilFailure(Filter& filter,
-                                                  const uint64_t* keys,
-                                                  size_t first, size_t last) {
-  size_t next = first;
-  while (next < last && filter.Insert(keys[next])) ++next;
-  return next;
+// The ways a row inserts keys: Insert for each key, until one does not fit;
+// ours' InsertMany, one call for them all.
+enum class InsertWay { kSingle, kMany };
+
+// Inserts keys [0, count) kWay; returns how many it stored, all of them
+// before the first that did not fit.
+template <InsertWay kWay, typename Filter>
+CUCKOO_PEERS_TIMED_LOOP size_t InsertKeys(Filter& filter, const uint64_t* keys,
+                                          size_t count) {
+  if constexpr (kWay == InsertWay::kMany) {
+    return filter.InsertMany(keys, count);
+  } else {
+    size_t stored = 0;
+    while (stored < count && filter.Insert(keys[stored])) ++stored;
+    return stored;
+  }
 }
 
-template <typename Filter>
+// Inserts keys [first, last) kWay, timed: where it stopped, and millions of
+// inserts per second when all fitted.
+template <InsertWay kWay, typename Filter>
 InsertRun TimeInserts(Filter& filter, const std::vector<uint64_t>& keys,
                       size_t first, size_t last) {
   const double start = ThreadSeconds();
-  const size_t next = InsertUntilFailure(filter, keys.data(), first, last);
-  const double seconds = SecondsSince(start);
-  if (next < last) return {next, kNoFigure};
-  return {last, static_cast<double>(last - first) / seconds / 1e6};
-}
-
-// Ours' InsertMany of keys [first, last); returns how many it stored.
-template <typename Filter>
-CUCKOO_PEERS_TIMED_LOOP size_t InsertManyOf(Filter& filter,
-                                            const uint64_t* keys, size_t first,
-                                            size_t last) {
-  return filter.InsertMany(keys + first, last - first);
-}
-
-// TimeInserts, of ours, through one InsertMany call.
-template <typename Filter>
-InsertRun TimeInsertMany(Filter& filter, const std::vector<uint64_t>& keys,
-                         size_t first, size_t last) {
-  const double start = ThreadSeconds();
-  const size_t stored = InsertManyOf(filter, keys.data(), first, last);
+  const size_t stored =
+      InsertKeys<kWay>(filter, keys.data() + first, last - first);
   const double seconds = SecondsSince(start);
   if (stored < last - first) return {first + stored, kNoFigure};
   return {last, static_cast<double>(last - first) / seconds / 1e6};
 }
 
-// Inserts keys [0, count), untimed; returns how many fitted before the first
-// failure.
-template <typename Filter>
-size_t FillUntimed(Filter& filter, const std::vector<uint64_t>& keys,
-                   size_t count) {
-  size_t next = 0;
-  while (next < count && filter.Insert(keys[next])) ++next;
-  return next;
+// The ways a row looks keys up: Contains for each key; ContainsBatch of
+// kBatch keys at a time; Contains inside VisitContains, which chooses the
+// table's type once for all the keys.
+enum class LookupWay { kSingle, kBatched, kVisited };
+
+// Returns how many of keys [0, count) the filter matches, looked up kWay.
+template <LookupWay kWay, typename Filter>
+CUCKOO_PEERS_TIMED_LOOP uint64_t CountMatches(const Filter& filter,
+                                              const uint64_t* keys,
+                                              size_t count) {
+  uint64_t matches = 0;
+  if constexpr (kWay == LookupWay::kSingle) {
+    for (size_t i = 0; i < count; ++i) matches += filter.Contains(keys[i]);
+  } else if constexpr (kWay == LookupWay::kBatched) {
+    bool out[kBatch];
+    for (size_t i = 0; i < count; i += kBatch) {
+      const size_t n = std::min(kBatch, count - i);
+      filter.ContainsBatch(keys + i, n, out);
+      for (size_t k = 0; k < n; ++k) matches += out[k];
+    }
+  } else {
+    filter.VisitContains([&](const auto& contains) {
+      for (size_t i = 0; i < count; ++i) matches += contains(keys[i]);
+    });
+  }
+  return matches;
 }
 
-// Runs count_chunk(first, count), which returns the matches among keys
-// [first, first + count), over keys[0, n) in chunks, cycling, for at least
+// Looks keys[0, n) up kWay in chunks of kChunk, cycling, for at least
 // min_seconds. Returns millions of lookups per second.
-template <typename CountChunk>
-double TimeLookups(const uint64_t* keys, size_t n, double min_seconds,
-                   CountChunk&& count_chunk) {
+template <LookupWay kWay, typename Filter>
+double TimeLookups(const Filter& filter, const uint64_t* keys, size_t n,
+                   double min_seconds) {
   uint64_t matches = 0;
   uint64_t done = 0;
   size_t next = 0;
@@ -515,7 +524,7 @@ double TimeLookups(const uint64_t* keys, size_t n, double min_seconds,
   const double start = ThreadSeconds();
   do {
     const size_t count = std::min(kChunk, n - next);
-    matches += count_chunk(keys + next, count);
+    matches += CountMatches<kWay>(filter, keys + next, count);
     done += count;
     next += count;
     if (next == n) next = 0;
@@ -523,40 +532,6 @@ double TimeLookups(const uint64_t* keys, size_t n, double min_seconds,
   } while (seconds < min_seconds);
   lookup_sink = lookup_sink + matches;
   return static_cast<double>(done) / seconds / 1e6;
-}
-
-template <typename Filter>
-CUCKOO_PEERS_TIMED_LOOP uint64_t CountSingle(const Filter& filter,
-                                             const uint64_t* keys,
-                                             size_t count) {
-  uint64_t matches = 0;
-  for (size_t i = 0; i < count; ++i) matches += filter.Contains(keys[i]);
-  return matches;
-}
-
-template <typename Filter>
-CUCKOO_PEERS_TIMED_LOOP uint64_t CountBatched(const Filter& filter,
-                                              const uint64_t* keys,
-                                              size_t count) {
-  uint64_t matches = 0;
-  bool out[kBatch];
-  for (size_t i = 0; i < count; i += kBatch) {
-    const size_t n = std::min(kBatch, count - i);
-    filter.ContainsBatch(keys + i, n, out);
-    for (size_t k = 0; k < n; ++k) matches += out[k];
-  }
-  return matches;
-}
-
-template <typename Filter>
-CUCKOO_PEERS_TIMED_LOOP uint64_t CountVisited(const Filter& filter,
-                                              const uint64_t* keys,
-                                              size_t count) {
-  uint64_t matches = 0;
-  filter.VisitContains([&](const auto& contains) {
-    for (size_t i = 0; i < count; ++i) matches += contains(keys[i]);
-  });
-  return matches;
 }
 
 template <typename Filter>
@@ -811,13 +786,15 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
     in_order(
         [&] {
           if (ours_stored != first) return;
-          const InsertRun insert = TimeInserts(*ours, stored, first, last);
+          const InsertRun insert =
+              TimeInserts<InsertWay::kSingle>(*ours, stored, first, last);
           ours_stored = insert.stored;
           ours_mops = insert.mops;
         },
         [&] {
           if (peer_stored != first) return;
-          const InsertRun insert = TimeInserts(*peer, stored, first, last);
+          const InsertRun insert =
+              TimeInserts<InsertWay::kSingle>(*peer, stored, first, last);
           peer_stored = insert.stored;
           peer_mops = insert.mops;
         });
@@ -835,7 +812,8 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
           std::min(KeysAtLoad(slices[i].to, slots), stored.size());
       double mops = kNoFigure;
       if (batched_stored == first) {
-        const InsertRun insert = TimeInsertMany(*batched, stored, first, last);
+        const InsertRun insert =
+            TimeInserts<InsertWay::kMany>(*batched, stored, first, last);
         batched_stored = insert.stored;
         mops = insert.mops;
       }
@@ -853,11 +831,13 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
   while (ours_stored != common || peer_stored != common) {
     if (ours_stored > common) {
       ours = make_ours();
-      ours_stored = FillUntimed(*ours, stored, common);
+      ours_stored =
+          InsertKeys<InsertWay::kSingle>(*ours, stored.data(), common);
     }
     if (peer_stored > common) {
       peer = make_peer();
-      peer_stored = FillUntimed(*peer, stored, common);
+      peer_stored =
+          InsertKeys<InsertWay::kSingle>(*peer, stored.data(), common);
     }
     common = std::min(ours_stored, peer_stored);
   }
@@ -883,33 +863,23 @@ void Compare(const Run& run, const std::string& comparison, MakeOurs make_ours,
     double peer_mops = 0;
     in_order(
         [&] {
-          ours_mops = TimeLookups(keys, common, run.min_seconds,
-                                  [&](const uint64_t* first, size_t count) {
-                                    return CountSingle(*ours, first, count);
-                                  });
+          ours_mops = TimeLookups<LookupWay::kSingle>(*ours, keys, common,
+                                                      run.min_seconds);
         },
         [&] {
-          peer_mops = TimeLookups(keys, common, run.min_seconds,
-                                  [&](const uint64_t* first, size_t count) {
-                                    return CountSingle(*peer, first, count);
-                                  });
+          peer_mops = TimeLookups<LookupWay::kSingle>(*peer, keys, common,
+                                                      run.min_seconds);
         });
     const double batched_mops =
-        TimeLookups(keys, common, run.min_seconds,
-                    [&](const uint64_t* first, size_t count) {
-                      return CountBatched(*ours, first, count);
-                    });
+        TimeLookups<LookupWay::kBatched>(*ours, keys, common, run.min_seconds);
     run.report->AddRate(run.size, comparison, "lookup " + mix, ours_mops,
                         peer_mops);
     run.report->AddRate(run.size, comparison,
                         "batch32 " + mix + " (vs peer single)", batched_mops,
                         peer_mops);
     if constexpr (Ours::kHasVisitLookup) {
-      const double visit_mops =
-          TimeLookups(keys, common, run.min_seconds,
-                      [&](const uint64_t* first, size_t count) {
-                        return CountVisited(*ours, first, count);
-                      });
+      const double visit_mops = TimeLookups<LookupWay::kVisited>(
+          *ours, keys, common, run.min_seconds);
       run.report->AddRate(run.size, comparison,
                           "visit " + mix + " (vs peer single)", visit_mops,
                           peer_mops);
@@ -951,11 +921,10 @@ void CompareSharded(const Run& run) {
     const uint64_t* keys = run.keys->WithPositivePercent(percent).data();
     const std::string mix = std::to_string(percent) + "% positive";
     const auto time = [&](const auto& filter, bool batched) {
-      return TimeLookups(keys, count, run.min_seconds,
-                         [&](const uint64_t* first, size_t n) {
-                           return batched ? CountBatched(filter, first, n)
-                                          : CountSingle(filter, first, n);
-                         });
+      return batched ? TimeLookups<LookupWay::kBatched>(filter, keys, count,
+                                                        run.min_seconds)
+                     : TimeLookups<LookupWay::kSingle>(filter, keys, count,
+                                                       run.min_seconds);
     };
     for (bool batched : {false, true}) {
       double sharded_mops = 0;
