@@ -75,31 +75,42 @@ namespace {
 
 RedisModuleType* filter_type = nullptr;
 
-// RedisBloom's limits and defaults.
+// RedisBloom's largest capacity; this module's default fingerprint width,
+// and how far a filter may grow (log2 of the factor).
 constexpr long long kMaxCapacity = 1LL << 30;
-constexpr long long kDefaultCapacity = 1024;
-constexpr long long kMaxBucketSize = 255;
-constexpr long long kDefaultMaxIterations = 20;
-constexpr long long kMaxIterations = 65535;
-constexpr long long kDefaultExpansion = 1;
-constexpr long long kMaxExpansion = 32768;
-// This module's: the fingerprint width, and how far a filter may grow
-// (log2 of the factor).
 constexpr long long kDefaultBits = 8;
 constexpr int kGrowthBits = 5;
 
 const char* const kLoadingError =
     "ERR the filter is still being loaded by CF.LOADCHUNK";
 
+// CF.RESERVE's arguments, with RedisBloom's defaults.
 struct ReserveArgs {
-  long long capacity = kDefaultCapacity;
+  long long capacity = 1024;
   long long bucket_size = 2;  // as given (see "Bucket size")
   int slots = 2;              // the layout's, for bucket_size
-  long long max_iterations = kDefaultMaxIterations;
-  long long expansion = kDefaultExpansion;
+  long long max_iterations = 20;
+  long long expansion = 1;
   long long bits = kDefaultBits;
   double fprate = 0;  // FPRATE when given: chooses bits
   std::optional<uint64_t> seed;
+};
+
+// CF.RESERVE's integer options, with RedisBloom's ranges (BITS is this
+// module's).
+struct IntegerOption {
+  const char* name;
+  long long low;
+  long long high;
+  long long ReserveArgs::*field;
+};
+
+constexpr IntegerOption kIntegerOptions[] = {
+    {"BUCKETSIZE", 1, 255, &ReserveArgs::bucket_size},
+    {"MAXITERATIONS", 1, 65535, &ReserveArgs::max_iterations},
+    {"EXPANSION", 0, 32768, &ReserveArgs::expansion},
+    {"BITS", cuckoo::kMinFingerprintBits, cuckoo::kMaxFingerprintBits,
+     &ReserveArgs::bits},
 };
 
 // The server writes a boolean as RESP2's integer 1 or 0, and a map as an
@@ -182,19 +193,31 @@ void Notify(RedisModuleCtx* ctx, const char* event, RedisModuleString* key) {
   RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_GENERIC, event, key);
 }
 
-// Parses an integer option in [low, high], with RedisBloom's errors.
-bool ParseRanged(RedisModuleCtx* ctx, RedisModuleString* arg, const char* name,
-                 long long low, long long high, long long* out) {
-  if (RedisModule_StringToLongLong(arg, out) != REDISMODULE_OK) {
-    ReplyWithError(ctx, std::string("Couldn't parse ") + name);
+// The integer option named by arg, or nullptr.
+const IntegerOption* FindIntegerOption(RedisModuleString* arg) {
+  for (const IntegerOption& option : kIntegerOptions) {
+    if (ArgIs(arg, option.name)) return &option;
+  }
+  return nullptr;
+}
+
+// Parses value into option's field of args if it is in the option's range;
+// otherwise replies with RedisBloom's error and returns false.
+bool ParseIntegerOption(RedisModuleCtx* ctx, const IntegerOption& option,
+                        RedisModuleString* value, ReserveArgs* args) {
+  long long parsed;
+  if (RedisModule_StringToLongLong(value, &parsed) != REDISMODULE_OK) {
+    ReplyWithError(ctx, std::string("Couldn't parse ") + option.name);
     return false;
   }
-  if (*out < low || *out > high) {
-    ReplyWithError(ctx, std::string(name) + ": value must be in the range [" +
-                            std::to_string(low) + ", " + std::to_string(high) +
-                            "]");
+  if (parsed < option.low || parsed > option.high) {
+    ReplyWithError(ctx, std::string(option.name) +
+                            ": value must be in the range [" +
+                            std::to_string(option.low) + ", " +
+                            std::to_string(option.high) + "]");
     return false;
   }
+  args->*option.field = parsed;
   return true;
 }
 
@@ -329,27 +352,11 @@ int Reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   }
   for (int i = 3; i < argc; i += 2) {
     RedisModuleString* value = argv[i + 1];
-    if (ArgIs(argv[i], "BUCKETSIZE")) {
-      if (!ParseRanged(ctx, value, "BUCKETSIZE", 1, kMaxBucketSize,
-                       &args.bucket_size)) {
+    if (const IntegerOption* option = FindIntegerOption(argv[i])) {
+      if (!ParseIntegerOption(ctx, *option, value, &args)) {
         return REDISMODULE_OK;
       }
-    } else if (ArgIs(argv[i], "MAXITERATIONS")) {
-      if (!ParseRanged(ctx, value, "MAXITERATIONS", 1, kMaxIterations,
-                       &args.max_iterations)) {
-        return REDISMODULE_OK;
-      }
-    } else if (ArgIs(argv[i], "EXPANSION")) {
-      if (!ParseRanged(ctx, value, "EXPANSION", 0, kMaxExpansion,
-                       &args.expansion)) {
-        return REDISMODULE_OK;
-      }
-    } else if (ArgIs(argv[i], "BITS")) {
-      if (!ParseRanged(ctx, value, "BITS", cuckoo::kMinFingerprintBits,
-                       cuckoo::kMaxFingerprintBits, &args.bits)) {
-        return REDISMODULE_OK;
-      }
-      bits_given = true;
+      if (option->field == &ReserveArgs::bits) bits_given = true;
     } else if (ArgIs(argv[i], "FPRATE")) {
       if (RedisModule_StringToDouble(value, &args.fprate) != REDISMODULE_OK) {
         return ReplyWithError(ctx, "Couldn't parse FPRATE");
