@@ -24,25 +24,19 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 
-release=""
-version=""
 args=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --release)
-      release=1
-      if [[ "${2:-}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
-        version=$2
-        shift
-      fi
-      ;;
-    *) args+=("$1") ;;
-  esac
-  shift
+while (($#)); do
+  if cuckoo_release_flag "$@"; then
+    shift "$cuckoo_flag_words"
+  else
+    args+=("$1")
+    shift
+  fi
 done
 set -- ${args[@]+"${args[@]}"}
 cuckoo_setup
-cuckoo_build_for_run "$build_dir" "$release" "$version" filter_compare
+cuckoo_build_for_run "$build_dir" "$cuckoo_release" \
+  "$cuckoo_release_version" filter_compare
 build_dir=$cuckoo_run_build_dir
 rocksdb_build=$(cuckoo_describe_rocksdb "$build_dir/bench/filter_compare" scripts/compare.sh)
 echo "compare: RocksDB build: $rocksdb_build" >&2

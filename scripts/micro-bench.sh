@@ -17,19 +17,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 suffix=""
-release=""
-version=""
-if [ "${1:-}" = "--release" ]; then
-  shift
-  release=1
+if cuckoo_release_flag "$@"; then
+  shift "$cuckoo_flag_words"
   suffix="-release"
-  if [[ "${1:-}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
-    version=$1
-    shift
-  fi
 fi
 cuckoo_setup
-cuckoo_build_for_run "$build_dir" "$release" "$version" filter_micro_bench
+cuckoo_build_for_run "$build_dir" "$cuckoo_release" \
+  "$cuckoo_release_version" filter_micro_bench
 build_dir=$cuckoo_run_build_dir
 rocksdb_build=$(cuckoo_describe_rocksdb "$build_dir/bench/filter_micro_bench" scripts/micro-bench.sh)
 json="$build_dir/micro-bench$suffix.json"

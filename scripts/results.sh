@@ -27,17 +27,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 repo_root=$cuckoo_repo_root
 build_dir=${BUILD_DIR:-$repo_root/build}
 release_flags=()
-release=""
-version=""
-if [ "${1:-}" = "--release" ]; then
-  shift
-  release=1
-  release_flags=(--release)
-  if [[ "${1:-}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
-    version=$1
-    release_flags+=("$version")
-    shift
-  fi
+if cuckoo_release_flag "$@"; then
+  release_flags=("${@:1:cuckoo_flag_words}")
+  shift "$cuckoo_flag_words"
 fi
 peers_flags=()
 if [ "${1:-}" = "--peers-dir" ]; then
@@ -47,8 +39,8 @@ fi
 output=${1:-$repo_root/bench/RESULTS.md}
 charts_dir=$(dirname "$output")/results
 cuckoo_setup
-cuckoo_build_for_run "$build_dir" "$release" "$version" filter_compare \
-  filter_micro_bench soak rocksdb_cuckoo
+cuckoo_build_for_run "$build_dir" "$cuckoo_release" "$cuckoo_release_version" \
+  filter_compare filter_micro_bench soak rocksdb_cuckoo
 run_build_dir=$cuckoo_run_build_dir
 rocksdb_build=$(cuckoo_describe_rocksdb "$run_build_dir/bench/filter_compare" \
   scripts/results.sh)

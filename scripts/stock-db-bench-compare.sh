@@ -31,17 +31,11 @@ build_dir=${BUILD_DIR:-$repo_root/build}
 db_bench=db_bench
 sst_dump=sst_dump
 library_path=""
-release=""
-version=""
 cuckoo_setup
-if [ "${1:-}" = "--release" ]; then
-  shift
-  release=1
-  if [[ "${1:-}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
-    version=$1
-    shift
-  fi
-  library_path=$("$repo_root/scripts/build-rocksdb.sh" --release ${version:+"$version"})
+if cuckoo_release_flag "$@"; then
+  shift "$cuckoo_flag_words"
+  library_path=$("$repo_root/scripts/build-rocksdb.sh" --release \
+    ${cuckoo_release_version:+"$cuckoo_release_version"})
   db_bench="$library_path/db_bench"
   sst_dump="$library_path/sst_dump"
 fi
@@ -53,7 +47,8 @@ fi
 num=${1:-1000000}
 reads=${2:-$num}
 
-cuckoo_build_for_run "$build_dir" "$release" "$version" rocksdb_cuckoo
+cuckoo_build_for_run "$build_dir" "$cuckoo_release" "$cuckoo_release_version" \
+  rocksdb_cuckoo
 plugin="$cuckoo_run_build_dir/plugin/librocksdb_cuckoo.so"
 
 # Under build, not /tmp: direct I/O needs a file system on storage.

@@ -168,6 +168,22 @@ cuckoo_ticker() {
   sed -n "s/^rocksdb\.${1//./\\.} COUNT : \([0-9]*\).*/\1/p" <<<"$2"
 }
 
+# cuckoo_release_flag ARG...: takes the benchmarks' --release [VERSION] when
+# it is the first of ARGs: sets cuckoo_release to 1, cuckoo_release_version
+# to VERSION (x.y.z; "" when none follows) and cuckoo_flag_words to the words
+# it took (1 or 2). Returns 1, setting nothing, for any other first word.
+cuckoo_release=""
+cuckoo_release_version=""
+cuckoo_release_flag() {
+  [ "${1:-}" = --release ] || return 1
+  cuckoo_release=1
+  cuckoo_flag_words=1
+  if [[ "${2:-}" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+    cuckoo_release_version=$2
+    cuckoo_flag_words=2
+  fi
+}
+
 # cuckoo_build_for_run BUILD_DIR RELEASE VERSION TARGET...: after
 # cuckoo_setup, builds TARGETs against Debian's RocksDB in BUILD_DIR or, with
 # RELEASE non-empty, against the Release librocksdb of VERSION ("" for the
