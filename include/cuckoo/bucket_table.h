@@ -59,15 +59,6 @@ class BucketTableView {
     codec_.Load(data_, bucket, out);
   }
 
-  // The lookup of a cuckoo filter: either bucket holds the fingerprint.
-  // Both buckets are always probed (no short circuit), so that their loads
-  // overlap.
-  bool Contains(const KeyPosition& position) const {
-    return (codec_.MatchBits(data_, position.bucket, position.fingerprint) |
-            codec_.MatchBits(data_, position.alternate,
-                             position.fingerprint)) != 0;
-  }
-
   // Starts loading both buckets of a key into the cache.
   void Prefetch(const KeyPosition& position) const {
     PrefetchBucket(position.bucket);

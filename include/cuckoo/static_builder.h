@@ -37,8 +37,8 @@
 // ------
 // The placement works on a work table, a core table (BucketTable) of a plain
 // layout with the layout's slots, zero meaning an empty slot and each bucket
-// filled from its first slot (WorkLayout): of the fingerprint's bits for the
-// compiled 4-slot layouts of up to 14 bits and of 16 (a 10-bit fingerprint
+// filled from its first slot (VisitWorkTable): of the fingerprint's bits for
+// the compiled 4-slot layouts of up to 14 bits and of 16 (a 10-bit fingerprint
 // takes 10 bits; a plain table is written by copying it, a semi-sorted one by
 // encoding each bucket), else of 16 bits, or 32 above 16, which compiled codecs
 // read faster than the layout's own bits. The build reads and writes it through
@@ -55,7 +55,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -93,26 +92,16 @@ inline constexpr bool kPackedWork = Codec::kSlots == 4 &&
                                     (Codec::kFingerprintBits <= 14 ||
                                      Codec::kFingerprintBits == 16);
 
-// The layout of a placement's work table: plain, with the layout's slots,
-// of the fingerprint's bits where kPackedWork says (a plain layout's work
-// table is then the table itself), else of 16 bits, or 32 above 16: whole
-// words, compared in one lane test where a bucket is one 64-bit word
-// (PlainWordCodec) and one slot at a time where not (WholeSlotCodec).
-inline BucketLayout WorkLayout(const BucketLayout& layout) {
-  bool packed = false;
-  VisitCompiledBucket(
-      layout, [&](auto codec) { packed = kPackedWork<decltype(codec)>; });
-  const int bits = packed                          ? layout.fingerprint_bits
-                   : layout.fingerprint_bits <= 16 ? 16
-                                                   : 32;
-  return BucketLayout{layout.bucket_size, bits, false};
-}
-
-// Calls visit(Work{}) with the table type of the work table, of layout
-// `work` (WorkLayout), for a build whose table type is Table: Table's key
-// mapping over the work layout's compiled codec.
+// Calls visit(Work{}) with the table type of the work table of a build of
+// `layout` whose table type is Table: Table's key mapping over a compiled
+// codec of a plain layout with the layout's slots, of the fingerprint's bits
+// where kPackedWork says (a plain layout's work table is then the table
+// itself), else of 16 bits, or 32 above 16: whole words, compared in one
+// lane test where a bucket is one 64-bit word (PlainWordCodec) and one slot
+// at a time where not (WholeSlotCodec). Only AnyLayoutTable, whose layout no
+// compiled codec reads, chooses at run time.
 template <typename Table, typename Visit>
-void VisitWorkTable(const BucketLayout& work, Visit&& visit) {
+void VisitWorkTable(const BucketLayout& layout, Visit&& visit) {
   using Mapping = typename Table::MappingType;
   const auto with = [&](auto codec) {
     visit(TableOver<decltype(codec), Mapping>{});
@@ -130,8 +119,8 @@ void VisitWorkTable(const BucketLayout& work, Visit&& visit) {
       with(WholeSlotCodec<kSlots, 16>{});
     }
   } else {
-    const bool wide = work.fingerprint_bits == 32;
-    switch (work.bucket_size) {
+    const bool wide = layout.fingerprint_bits > 16;
+    switch (layout.bucket_size) {
       case 2:
         wide ? with(CompiledPlainCodec<2, 32>{})
              : with(WholeSlotCodec<2, 16>{});
@@ -144,6 +133,13 @@ void VisitWorkTable(const BucketLayout& work, Visit&& visit) {
         wide ? with(WholeSlotCodec<8, 32>{}) : with(WholeSlotCodec<8, 16>{});
     }
   }
+}
+
+// The layout of a work table of type Work (VisitWorkTable).
+template <typename Work>
+BucketLayout WorkLayoutOf() {
+  using Codec = typename Work::CodecType;
+  return BucketLayout{Codec::kSlots, Codec::kFingerprintBits, false};
 }
 
 // The bytes of a work table as the graph of the shortest-path search
@@ -191,19 +187,16 @@ inline uint64_t SearchQueueNodes(uint64_t num_buckets) {
   return std::min<uint64_t>(kMaxSearchNodes, num_buckets);
 }
 
-// Places `hashes` into a work table of `work_layout` and
+// Places `hashes` into a work table of type Work (VisitWorkTable) and
 // hashing.num_buckets() buckets: the table, with counts in *stats, or
-// nullopt when the bounded search cannot place some key. Work is the work
-// table's type (VisitWorkTable): its Locate and AltBucket map the keys as
-// the built table's type does, and its compiled codec reads and writes the
-// table's bytes.
+// nullopt when the bounded search cannot place some key. Work's Locate and
+// AltBucket map the keys as the built table's type does, and its compiled
+// codec reads and writes the table's bytes.
 template <typename Work, typename Hashes>
 std::optional<BucketTable> PlaceHashesWith(const Hashes& hashes,
                                            const CuckooHashing& hashing,
-                                           const BucketLayout& work_layout,
                                            StaticBuildStats* stats) {
-  assert(Work::CodecType::Matches(work_layout));
-  BucketTable work(work_layout, hashing.num_buckets());
+  BucketTable work(WorkLayoutOf<Work>(), hashing.num_buckets());
   uint8_t* const bytes = work.mutable_bytes().data();
   const auto prefetch = [&](const KeyPosition& key) CUCKOO_INLINE_LAMBDA {
     Work::PrefetchInBytes(bytes, key);
@@ -407,13 +400,12 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
   const CuckooHashing hashing(num_buckets, layout.fingerprint_bits);
   ++attempts->attempts;
   std::optional<StaticPlacement> placement;
-  const BucketLayout work_layout = WorkLayout(layout);
   auto place = [&](auto work_type, auto table_type) {
     using Work = decltype(work_type);
     using Table = decltype(table_type);
     StaticBuildStats s;
     std::optional<BucketTable> work =
-        PlaceHashesWith<Work>(hashes, hashing, work_layout, &s);
+        PlaceHashesWith<Work>(hashes, hashing, &s);
     attempts->searched_nodes += s.searched_nodes;
     if (!work) return;
     s.input_hashes = hashes.size();
@@ -428,7 +420,7 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
   };
   VisitTable(layout, hashing, [&](auto table_type) {
     VisitWorkTable<decltype(table_type)>(
-        work_layout, [&](auto work_type) { place(work_type, table_type); });
+        layout, [&](auto work_type) { place(work_type, table_type); });
   });
   return placement;
 }
@@ -436,17 +428,28 @@ std::optional<StaticPlacement> PlaceHashes(const Hashes& hashes,
 }  // namespace static_build_internal
 
 // The memory a placement at `num_buckets` buckets of `layout` holds besides
-// its input, for `entries` hashes, at its peak: the work table (of
-// WorkLayout), one bit per bucket and one per hash, and the search's queue.
+// its input, for `entries` hashes, at its peak: the work table (of the
+// layout VisitWorkTable gives it), one bit per bucket and one per hash, and
+// the search's queue.
 // The packed table is the caller's (StaticPlacement::WriteTable). For a
 // caller that accounts for it, such as the plugin's charge to RocksDB's
 // block cache.
 inline uint64_t StaticBuildWorkingBytes(const BucketLayout& layout,
                                         uint64_t num_buckets,
                                         uint64_t entries) {
+  using static_build_internal::VisitWorkTable;
+  using static_build_internal::WorkLayoutOf;
+  BucketLayout work_layout;
+  VisitTable(layout,
+             CuckooHashing(static_cast<uint32_t>(num_buckets),
+                           layout.fingerprint_bits),
+             [&](auto table_type) {
+               VisitWorkTable<decltype(table_type)>(layout, [&](auto work) {
+                 work_layout = WorkLayoutOf<decltype(work)>();
+               });
+             });
   const uint64_t work_bytes =
-      TableDataBytes(static_build_internal::WorkLayout(layout), num_buckets) +
-      kTablePaddingBytes;
+      TableDataBytes(work_layout, num_buckets) + kTablePaddingBytes;
   const uint64_t queue_bytes =
       static_build_internal::SearchQueueNodes(num_buckets) * sizeof(PathNode);
   return work_bytes + BucketMarks::BytesFor(num_buckets) +

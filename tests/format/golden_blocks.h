@@ -17,6 +17,7 @@
 
 #include "cuckoo/bucket_table.h"
 #include "cuckoo/hashing.h"
+#include "cuckoo/table_types.h"
 #include "filter_format.h"
 
 namespace cuckoo_golden {
@@ -71,19 +72,34 @@ inline std::vector<uint64_t> HashesOf(const GoldenBlockSpec& spec) {
   return hashes;
 }
 
-// How many of the absent keys a decoded table block matches, probed through
-// the core's view (the plugin's tests probe through RocksDB's reader).
-inline uint64_t CountAbsentMatches(const rocksdb_cuckoo::DecodedBlock& block) {
+// Calls body(contains), where contains(key) says whether a decoded table
+// block holds the key, probed as the SST reader probes it: through the table
+// type VisitTable chooses for the block's layout, over the core's view of
+// its bytes (the plugin's tests probe through RocksDB's reader itself).
+template <typename Body>
+void VisitBlockContains(const rocksdb_cuckoo::DecodedBlock& block,
+                        Body&& body) {
   const cuckoo::CuckooHashing hashing(block.num_buckets,
                                       block.layout.fingerprint_bits);
   const cuckoo::BucketTableView view(block.layout, block.num_buckets,
                                      block.table);
+  cuckoo::VisitTable(block.layout, hashing, [&](auto table) {
+    using Table = decltype(table);
+    body([&](const std::string& key) {
+      return Table::Contains(
+          view,
+          Table::Locate(hashing, cuckoo::HashKey(key.data(), key.size())));
+    });
+  });
+}
+
+// How many of the absent keys a decoded table block matches.
+inline uint64_t CountAbsentMatches(const rocksdb_cuckoo::DecodedBlock& block) {
   uint64_t matches = 0;
-  for (uint32_t i = 0; i < kAbsentKeys; ++i) {
-    const std::string key = AbsentKey(i);
-    matches +=
-        view.Contains(hashing.Locate(cuckoo::HashKey(key.data(), key.size())));
-  }
+  VisitBlockContains(block, [&](const auto& contains) {
+    for (uint32_t i = 0; i < kAbsentKeys; ++i)
+      matches += contains(AbsentKey(i));
+  });
   return matches;
 }
 
