@@ -232,7 +232,7 @@ class ConcurrentCuckooFilter {
         return SerializeCuckooFilter(f);
       }));
     }
-    return WriteShardedFilter(parts);
+    return SerializeShardedFilter(parts);
   }
 
   // Reads Serialize()'s bytes; nullptr, with *error set, for bytes that are
@@ -240,7 +240,7 @@ class ConcurrentCuckooFilter {
   static std::unique_ptr<ConcurrentCuckooFilter> Deserialize(
       const uint8_t* data, size_t size, std::string* error) {
     std::optional<std::vector<CuckooFilter>> shards =
-        ReadShardedFilter(data, size, error);
+        DeserializeShardedFilter(data, size, error);
     if (!shards) return nullptr;
     std::unique_ptr<ConcurrentCuckooFilter> filter(
         new ConcurrentCuckooFilter(static_cast<uint32_t>(shards->size())));

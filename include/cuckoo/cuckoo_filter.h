@@ -442,10 +442,10 @@ class CuckooFilter {
     bool (*contains)(const FilterState&, uint64_t);
     void (*contains_batch)(const FilterState&, const uint64_t*, size_t, bool*);
     InsertResult (*insert)(CuckooFilter&, uint64_t);
-    size_t (*insert_batch)(CuckooFilter&, const uint64_t*, size_t,
-                           InsertResult*, size_t*);
-    size_t (*insert_batch_if_absent)(CuckooFilter&, const uint64_t*, size_t,
-                                     InsertResult*, size_t*);
+    size_t (*insert_each)(CuckooFilter&, const uint64_t*, size_t, InsertResult*,
+                          size_t*);
+    size_t (*insert_each_if_absent)(CuckooFilter&, const uint64_t*, size_t,
+                                    InsertResult*, size_t*);
     bool (*erase)(FilterState&, uint64_t);
     uint32_t (*count)(const FilterState&, uint64_t);
     bool (*buckets_full_of_copies)(const FilterState&, uint64_t);
@@ -461,9 +461,9 @@ class CuckooFilter {
   // The core's batched insert of hashes[0, count); returns how many keys
   // it took (FilterCore::InsertEach).
   template <typename Core, bool kIfAbsent>
-  static size_t InsertBatchWith(CuckooFilter& filter, const uint64_t* hashes,
-                                size_t count, InsertResult* results,
-                                size_t* stored) {
+  static size_t InsertEachWith(CuckooFilter& filter, const uint64_t* hashes,
+                               size_t count, InsertResult* results,
+                               size_t* stored) {
     return Core::template InsertEach<kIfAbsent>(
         filter.state_, count, [hashes](size_t i) { return hashes[i]; },
         [&filter](uint64_t hash) { return filter.GrowAndInsert(hash); },
@@ -475,8 +475,8 @@ class CuckooFilter {
     static constexpr Dispatch dispatch = {&Core::Contains,
                                           &Core::ContainsBatch,
                                           &InsertWith<Core>,
-                                          &InsertBatchWith<Core, false>,
-                                          &InsertBatchWith<Core, true>,
+                                          &InsertEachWith<Core, false>,
+                                          &InsertEachWith<Core, true>,
                                           &Core::Erase,
                                           &Core::Count,
                                           &Core::BucketsFullOfCopies};
@@ -645,8 +645,8 @@ class CuckooFilter {
     size_t stored = 0;
     size_t done = 0;
     while (done < count) {
-      done += (if_absent ? dispatch_->insert_batch_if_absent
-                         : dispatch_->insert_batch)(
+      done += (if_absent ? dispatch_->insert_each_if_absent
+                         : dispatch_->insert_each)(
           *this, hashes + done, count - done,
           results == nullptr ? nullptr : results + done, &stored);
     }

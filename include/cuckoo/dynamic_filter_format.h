@@ -33,7 +33,7 @@
 // The sharded filter (ConcurrentCuckooFilter) is written as magic
 // "CKS\x01", the shard count (4 bytes), then per shard its size (8) and its
 // serialized filter, then the XXH3-64 of every byte before it
-// (WriteShardedFilter, ReadShardedFilter).
+// (SerializeShardedFilter, DeserializeShardedFilter).
 #pragma once
 
 #include <algorithm>
@@ -669,7 +669,7 @@ class CuckooFilterChunkLoader {
 };
 
 // The sharded form of the shards' serialized filters, in shard order.
-inline std::vector<uint8_t> WriteShardedFilter(
+inline std::vector<uint8_t> SerializeShardedFilter(
     const std::vector<std::vector<uint8_t>>& shards) {
   constexpr size_t kFixed = sizeof(serialization::kShardedMagic) + 4 + 8;
   size_t size = kFixed;
@@ -687,10 +687,10 @@ inline std::vector<uint8_t> WriteShardedFilter(
   return out;
 }
 
-// Reads WriteShardedFilter's bytes: each shard's filter, in shard order;
+// Reads SerializeShardedFilter's bytes: each shard's filter, in shard order;
 // nullopt, with *error set, for bytes that are not a sharded filter whose
 // shards all share one key hasher.
-inline std::optional<std::vector<CuckooFilter>> ReadShardedFilter(
+inline std::optional<std::vector<CuckooFilter>> DeserializeShardedFilter(
     const uint8_t* data, size_t size, std::string* error) {
   auto fail = [error](const std::string& why) {
     if (error != nullptr) *error = "concurrent cuckoo filter: " + why;
